@@ -1,0 +1,46 @@
+# Two commands are all a newcomer needs (see README.md):
+#   make lab    install everything into .venv, then open JupyterLab on notebooks/
+#   make test   install everything into .venv, then run every test
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+NB     ?= notebooks/01-clock-hands.ipynb
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+.PHONY: install lab test notebooks nav figures bench present clean
+
+$(STAMP): requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+lab: $(STAMP)
+	$(VENV)/bin/jupyter lab $(ROOT_FLAG) notebooks/
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+# Re-execute every notebook in place (after any helper change), then rewrite navigation.
+notebooks: $(STAMP)
+	$(PY) -m posenc_helpers.run_notebooks
+	$(PY) -m posenc_helpers.nav
+
+nav: $(STAMP)
+	$(PY) -m posenc_helpers.nav
+
+figures: $(STAMP)
+	$(PY) -m posenc_helpers.figures
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_core.py
+	$(PY) benchmarks/bench_sliders.py
+
+# Presentation mode: the notebook served by Voila with its code hidden.
+present: $(STAMP)
+	$(VENV)/bin/voila $(NB) --no-browser --Voila.ip=127.0.0.1
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,28 @@
+"""posenc_helpers: the tested math behind the positional-encoding notebooks.
+
+>>> from posenc_helpers import sinusoidal
+>>> sinusoidal(2, 4).round(4)
+array([ 0.9093, -0.4161,  0.02  ,  0.9998])
+"""
+
+from .core import (
+    alibi_bias,
+    alibi_slopes,
+    frequencies,
+    rope,
+    rope_score,
+    shift_matrix,
+    sinusoidal,
+    wavelengths,
+)
+
+__all__ = [
+    "alibi_bias",
+    "alibi_slopes",
+    "frequencies",
+    "rope",
+    "rope_score",
+    "shift_matrix",
+    "sinusoidal",
+    "wavelengths",
+]

@@ -1,0 +1,180 @@
+"""Thin slider wiring: sliders that update one figure in place.
+
+A :class:`SliderDemo` keeps one matplotlib Figure and an ``ipywidgets.Image``
+that shows it as PNG. When a control changes, the demo calls the pure
+``update`` function, which moves the existing artists and returns the
+readout text, then re-renders the same figure into the same Image. The
+output area is never cleared, so nothing flickers, and an exception in
+``update`` propagates to whoever set the slider's value: a notebook cell that
+drives a demo fails under nbval instead of printing a traceback into a
+widget and passing.
+
+Speed comes from blitting. Artists that ``update`` changes are marked
+``set_animated(True)`` by the plotting function; everything else (axes,
+ticks, labels) is drawn once into a cached background. A frame restores that
+background, draws only the animated artists, and encodes the PNG. If an
+update changes any axes' limits or visibility, the background is redrawn
+automatically; ``update`` may also return ``(readout, True)`` to force that.
+Animated artists are still drawn when the figure is saved or shown
+statically (``savefig`` draws everything), so the same figure serves both.
+
+>>> from posenc_helpers.viz import new_figure
+>>> def make():
+...     fig, ax = new_figure()
+...     (line,) = ax.plot([0, 1], [0, 0])
+...     return fig, line
+>>> def update(line, height):
+...     line.set_ydata([0, height])
+...     return f"height = {height}"
+>>> demo = SliderDemo(make, update, [int_slider("height", "h (height)", 0, 10, 3)])
+>>> demo.readout.value
+'height = 3'
+>>> demo.controls["height"].value = 7          # observers fire synchronously
+>>> demo.handles.get_ydata()[1], demo.readout.value
+(7, 'height = 7')
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import ipywidgets as widgets
+
+from .viz import style
+
+#: Layout shared by every control: a label wide enough for "pos (position)".
+_CONTROL_STYLE = {"description_width": "12em"}
+_CONTROL_LAYOUT = {"width": "34em"}
+
+
+def _control(cls, name: str, label: str, **kw):
+    control = cls(description=label, style=_CONTROL_STYLE, layout=_CONTROL_LAYOUT, continuous_update=True, **kw)
+    control.demo_name = name  # the keyword the update function receives
+    return control
+
+
+def int_slider(name: str, label: str, min: int, max: int, value: int, step: int = 1):
+    """An integer slider; ``label`` gives the symbol and its meaning, e.g. ``"pos (position)"``."""
+    return _control(widgets.IntSlider, name, label, min=min, max=max, value=value, step=step)
+
+
+def float_slider(name: str, label: str, min: float, max: float, value: float, step: float = 0.1, readout_format=".2f"):
+    """A float slider; ``label`` gives the symbol and its meaning."""
+    return _control(
+        widgets.FloatSlider, name, label, min=min, max=max, value=value, step=step, readout_format=readout_format
+    )
+
+
+def log_slider(name: str, label: str, min_exp: float, max_exp: float, value: float, step: float = 0.05):
+    """A slider over powers of ten, e.g. a base from 10^2 to 10^6."""
+    return _control(
+        widgets.FloatLogSlider, name, label, base=10, min=min_exp, max=max_exp, value=value, step=step,
+        readout_format=".4g",
+    )
+
+
+def render_png(fig) -> bytes:
+    """The whole figure as PNG bytes, without metadata, at the figure's own dpi."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=fig.dpi, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def _encode_rgba(canvas) -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).save(
+        buffer, format="png", compress_level=1
+    )
+    return buffer.getvalue()
+
+
+class SliderDemo(widgets.VBox):
+    """Controls, a figure updated in place, and a readout, in one widget.
+
+    Parameters
+    ----------
+    make_figure:
+        ``make_figure() -> (fig, handles)``: builds the figure once.
+    update:
+        ``update(handles, **values) -> str``: moves the artists to the
+        controls' values and returns the readout (HTML allowed).
+    controls:
+        Widgets made by :func:`int_slider`, :func:`float_slider`,
+        :func:`log_slider` (or any value widget with a ``demo_name``).
+    """
+
+    def __init__(
+        self,
+        make_figure: Callable[[], tuple[Any, Any]],
+        update: Callable[..., str],
+        controls: Sequence[widgets.ValueWidget],
+        title: str = "",
+    ):
+        self.make_figure = make_figure
+        self.update_fn = update
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        with style():
+            self.fig, self.handles = make_figure()
+        self._canvas = FigureCanvasAgg(self.fig)
+        self._background = None
+        self._signature = None
+        self.controls = {c.demo_name: c for c in controls}
+        self.image = widgets.Image(format="png", layout={"width": f"{self.fig.get_figwidth() * self.fig.dpi:.0f}px"})
+        self.readout = widgets.HTML(layout={"margin": "0 0 0 1em"})
+        self.readout.add_class("posenc-readout")
+        self.image.add_class("posenc-figure")
+        children = [widgets.HTML(f"<b>{title}</b>")] if title else []
+        super().__init__(children=children + [widgets.VBox(list(controls)), self.image, self.readout])
+        self.add_class("posenc-demo")
+        self.refresh()
+        for control in controls:
+            control.observe(self._on_change, names="value")
+
+    @property
+    def values(self) -> dict[str, Any]:
+        return {name: control.value for name, control in self.controls.items()}
+
+    def _on_change(self, _change=None) -> None:
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Apply the controls' values to the figure, then re-render it into the Image."""
+        with style():
+            result = self.update_fn(self.handles, **self.values)
+        readout, force = result if isinstance(result, tuple) else (result, False)
+        self.image.value = self._frame(force)
+        self.readout.value = readout
+
+    def _static_signature(self):
+        return tuple(
+            (ax.get_visible(), tuple(ax.get_xlim()), tuple(ax.get_ylim())) for ax in self.fig.axes
+        )
+
+    def _frame(self, force: bool = False) -> bytes:
+        signature = self._static_signature()
+        if force or self._background is None or signature != self._signature:
+            # Full draw of the static parts (animated artists are skipped), then cache it.
+            self._canvas.draw()
+            if self.fig.get_layout_engine() is not None:
+                # Freeze the layout found by this draw: later frames only move artists.
+                self.fig.set_layout_engine("none")
+            self._background = self._canvas.copy_from_bbox(self.fig.bbox)
+            self._signature = signature
+        else:
+            self._canvas.restore_region(self._background)
+        animated = self.fig.findobj(lambda a: a.get_animated() and a.get_visible())
+        for artist in sorted(animated, key=lambda a: a.get_zorder()):
+            (artist.axes or self.fig).draw_artist(artist)
+        return _encode_rgba(self._canvas)
+
+    def naive_render(self, **values) -> bytes:
+        """What a plain ``interact`` redraw costs: build a new figure from scratch, update, render."""
+        with style():
+            fig, handles = self.make_figure()
+            self.update_fn(handles, **{**self.values, **values})
+        return render_png(fig)

@@ -1,0 +1,61 @@
+"""Re-execute notebooks in place: ``python -m posenc_helpers.run_notebooks [PATH ...]``.
+
+``make notebooks`` runs it over every notebook, so stored outputs never go
+stale after a helper changes. Each notebook runs in a fresh kernel from the
+current environment, with its own folder as the working directory, top to
+bottom, exactly as nbval will replay it. Cell timings and widget state are
+not stored, so the files stay small and their diffs stay quiet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def all_notebooks(root: Path = ROOT) -> list[Path]:
+    return sorted(p for p in (root / "notebooks").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+
+
+def execute(path: Path, timeout: int = 600) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        record_timing=False,
+        store_widget_state=False,
+    )
+    client.execute()
+    nb.metadata.pop("widgets", None)
+    nbformat.write(nb, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m posenc_helpers.run_notebooks", description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", help="notebooks to run (default: all under notebooks/)")
+    options = parser.parse_args(argv)
+    paths = [Path(p) for p in options.paths] or all_notebooks()
+    failed = []
+    for path in paths:
+        print(f"executing {path}", flush=True)
+        try:
+            execute(path)
+        except Exception as exc:  # report every failing notebook, then fail
+            failed.append(path)
+            print(f"FAILED {path}: {type(exc).__name__}: {str(exc)[-2000:]}", file=sys.stderr)
+    if failed:
+        print(f"{len(failed)} notebook(s) failed", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

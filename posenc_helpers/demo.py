@@ -172,9 +172,43 @@ class SliderDemo(widgets.VBox):
             (artist.axes or self.fig).draw_artist(artist)
         return _encode_rgba(self._canvas)
 
+    def set_values(self, **values) -> None:
+        """Set several controls, then redraw once (setting ``.value`` redraws after each)."""
+        with self.hold_trait_notifications():
+            for name, value in values.items():
+                if name not in self.controls:
+                    raise KeyError(f"no control named {name!r}; this demo has {sorted(self.controls)}")
+        for name, value in values.items():
+            self.controls[name].unobserve(self._on_change, names="value")
+            try:
+                self.controls[name].value = value
+            finally:
+                self.controls[name].observe(self._on_change, names="value")
+        self.refresh()
+
     def naive_render(self, **values) -> bytes:
         """What a plain ``interact`` redraw costs: build a new figure from scratch, update, render."""
         with style():
             fig, handles = self.make_figure()
             self.update_fn(handles, **{**self.values, **values})
         return render_png(fig)
+
+
+def registry() -> dict:
+    """Every slider demo factory in posenc_helpers.viz, as ``{"module.name": factory}``.
+
+    Each viz module may define ``DEMOS = {"name": factory}``; ``factory()``
+    returns a :class:`SliderDemo` at its default settings. The slider
+    benchmark and the browser tests drive every one.
+    """
+    import importlib
+    import pkgutil
+
+    from . import viz
+
+    found = {}
+    for info in sorted(pkgutil.iter_modules(viz.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{viz.__name__}.{info.name}")
+        for name, factory in getattr(module, "DEMOS", {}).items():
+            found[f"{info.name}.{name}"] = factory
+    return found

@@ -15,6 +15,13 @@ from .core import (
     sinusoidal,
     wavelengths,
 )
+from .conventions import (
+    half_split_to_interleaved,
+    interleaved_to_half_split,
+    rope_complex,
+    rope_half_split,
+    sinusoidal_concat,
+)
 
 __all__ = [
     "alibi_bias",
@@ -25,4 +32,9 @@ __all__ = [
     "shift_matrix",
     "sinusoidal",
     "wavelengths",
+    "half_split_to_interleaved",
+    "interleaved_to_half_split",
+    "rope_complex",
+    "rope_half_split",
+    "sinusoidal_concat",
 ]

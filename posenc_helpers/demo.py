@@ -121,6 +121,7 @@ class SliderDemo(widgets.VBox):
         with style():
             self.fig, self.handles = make_figure()
         self._canvas = FigureCanvasAgg(self.fig)
+        self._layout = self.fig.get_layout_engine()
         self._background = None
         self._signature = None
         self.controls = {c.demo_name: c for c in controls}
@@ -159,8 +160,10 @@ class SliderDemo(widgets.VBox):
         signature = self._static_signature()
         if force or self._background is None or signature != self._signature:
             # Full draw of the static parts (animated artists are skipped), then cache it.
+            if self._layout is not None:
+                self.fig.set_layout_engine(self._layout)
             self._canvas.draw()
-            if self.fig.get_layout_engine() is not None:
+            if self._layout is not None:
                 # Freeze the layout found by this draw: later frames only move artists.
                 self.fig.set_layout_engine("none")
             self._background = self._canvas.copy_from_bbox(self.fig.bbox)

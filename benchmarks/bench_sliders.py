@@ -1,0 +1,72 @@
+"""Slider latency, per demo, measured in one run: ``python benchmarks/bench_sliders.py``.
+
+For every SliderDemo registered in posenc_helpers.viz, each control is stepped
+back and forth around its default, one step at a time, as a hand dragging a
+slider does. Each step is timed from setting the new value to the new figure
+encoded as PNG (what the browser receives). Beside it, the same steps done
+the naive way, as ``interact`` would: build a new figure from scratch, draw
+it, encode it. Target (issue 3): median <= 50 ms per demo at default settings.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+
+from posenc_helpers.demo import registry
+
+TARGET_MS = 50.0
+STEPS = 6  # steps each way, per control
+
+
+def step_values(control) -> list:
+    start = control.value
+    step = getattr(control, "step", 1) or 1
+    values = []
+    for direction in (1, -1):
+        value = start
+        for _ in range(STEPS):
+            nxt = value + direction * step
+            if not (control.min <= nxt <= control.max):
+                break
+            value = nxt
+            values.append(value)
+        values.append(start)
+    return values
+
+
+def measure(factory) -> tuple[float, float]:
+    demo = factory()
+    fast, naive = [], []
+    for control in demo.controls.values():
+        for value in step_values(control):
+            start = time.perf_counter()
+            control.value = value
+            fast.append(time.perf_counter() - start)
+    for control_name, control in list(demo.controls.items()):
+        for value in step_values(control)[:3]:
+            start = time.perf_counter()
+            demo.naive_render(**{control_name: value})
+            naive.append(time.perf_counter() - start)
+    return statistics.median(fast) * 1e3, statistics.median(naive) * 1e3
+
+
+def main() -> int:
+    demos = registry()
+    if not demos:
+        print("no slider demos registered")
+        return 1
+    print(f"{'demo':34s} {'in place (ms)':>14s} {'naive redraw (ms)':>18s} {'speed-up':>9s}")
+    ok = True
+    for name, factory in demos.items():
+        fast, naive = measure(factory)
+        ok &= fast <= TARGET_MS
+        flag = "" if fast <= TARGET_MS else f"  OVER {TARGET_MS:.0f} ms"
+        print(f"{name:34s} {fast:14.1f} {naive:18.1f} {naive / fast:8.1f}x{flag}")
+    print(f"target: median <= {TARGET_MS:.0f} ms per step for every demo: {'met' if ok else 'NOT MET'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

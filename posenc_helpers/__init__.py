@@ -22,6 +22,13 @@ from .conventions import (
     rope_half_split,
     sinusoidal_concat,
 )
+from .scaling import (
+    base_for_wavelength,
+    ntk_base,
+    scaled_frequencies,
+    yarn_attention_factor,
+    yarn_ramp,
+)
 
 __all__ = [
     "alibi_bias",
@@ -37,4 +44,9 @@ __all__ = [
     "rope_complex",
     "rope_half_split",
     "sinusoidal_concat",
+    "base_for_wavelength",
+    "ntk_base",
+    "scaled_frequencies",
+    "yarn_attention_factor",
+    "yarn_ramp",
 ]

@@ -1,0 +1,235 @@
+"""Stretching RoPE past its training length: a new base, PI, NTK-aware scaling and YaRN.
+
+A RoPE model trained on sequences of length L has seen each pair k turn
+through the angles 0 … L·ω_k. To run it on s·L tokens, every method here
+changes the frequencies ω_k = base^(−2k/D) into new ones ω'_k:
+
+* Position Interpolation (PI):  ω'_k = ω_k / s, i.e. positions ÷ s;
+* NTK-aware scaling:            base' = base·s^(D/(D−2)), so ω'_k = ω_k·s^(−2k/(D−2));
+* YaRN ("NTK-by-parts"):         ω'_k = (1 − γ_k)·ω_k/s + γ_k·ω_k, where the blend γ_k
+  depends on how many turns r_k = L/λ_k the pair makes within L.
+
+All frequencies are float64. Taught in notebooks/09-long-context.ipynb.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _validate as v
+from .core import frequencies
+
+__all__ = [
+    "METHODS",
+    "base_for_wavelength",
+    "ntk_base",
+    "scaled_frequencies",
+    "yarn_attention_factor",
+    "yarn_ramp",
+]
+
+#: The scaling methods :func:`scaled_frequencies` knows.
+METHODS = ("pi", "ntk", "yarn")
+
+#: The two ways to build the YaRN blend γ_k (see :func:`yarn_ramp`).
+RAMPS = ("paper", "index")
+
+
+def _even_dim(dim, minimum: int = 2) -> int:
+    dim = v.positive_int("dim", dim)
+    if dim % 2:
+        raise ValueError(f"dim must be even (RoPE turns pairs of elements), got {dim}")
+    if dim < minimum:
+        raise ValueError(f"dim must be at least {minimum} here, got {dim}")
+    return dim
+
+
+def _factor(factor) -> float:
+    factor = v.real_scalar("factor", factor)
+    if factor < 1.0:
+        raise ValueError(f"factor (the context scale s) must be >= 1, got {factor!r}")
+    return factor
+
+
+def base_for_wavelength(dim, wavelength) -> float:
+    """The base whose slowest pair has the given wavelength: B = (λ/2π)^(D/(D−2)).
+
+    The slowest pair k = D/2 − 1 has ω = B^(−(D−2)/D), so its wavelength is
+    λ = 2π·B^((D−2)/D); solving for B gives the formula. With D = 4 and a
+    target of 1000 positions this is the lesson's exercise: B = (1000/2π)² ≈ 25330.
+    Needs an even dim ≥ 4 (with D = 2 the only pair has ω = 1 whatever the base)
+    and a wavelength above 2π (the fastest possible pair already has 2π).
+    Taught in notebooks/09-long-context.ipynb.
+
+    >>> round(base_for_wavelength(4, 1000), 1)    # (1000/2π)² = 159.155² ≈ 25330
+    25330.3
+    >>> round(base_for_wavelength(128, 2 * np.pi * 10000 ** (126 / 128)))   # recovers the usual base
+    10000
+    """
+    dim = _even_dim(dim, minimum=4)
+    wavelength = v.real_scalar("wavelength", wavelength)
+    if wavelength <= 2.0 * math.pi:
+        raise ValueError(f"wavelength must be greater than 2π ≈ 6.283 positions, got {wavelength!r}")
+    # B = (λ / 2π)^(D / (D − 2))
+    return (wavelength / (2.0 * math.pi)) ** (dim / (dim - 2))
+
+
+def ntk_base(dim, base=10000.0, factor=1.0) -> float:
+    """The NTK-aware base: base' = base·s^(D/(D−2)).
+
+    Then ω'_k = base'^(−2k/D) = ω_k·s^(−2k/(D−2)): the fastest pair (k = 0)
+    keeps its frequency and the slowest (k = D/2 − 1) is divided by exactly s.
+    Taught in notebooks/09-long-context.ipynb.
+
+    >>> ntk_base(4, 10000, 4)      # 10000·4^(4/2) = 10000·16
+    160000.0
+    """
+    dim = _even_dim(dim, minimum=4)
+    base = v.base_value(base)
+    factor = _factor(factor)
+    # base' = base · s^(D/(D−2))
+    return base * factor ** (dim / (dim - 2))
+
+
+def yarn_ramp(
+    dim, base=10000.0, *, original_max_position, beta_fast=32.0, beta_slow=1.0, ramp="paper"
+) -> np.ndarray:
+    """YaRN's blend γ_k per pair: 1 keeps ω_k (extrapolate), 0 uses ω_k/s (interpolate).
+
+    ``ramp="paper"`` (default) is the paper's formula (Peng et al. 2023, eq. for
+    "NTK-by-parts"), with L = original_max_position, α = beta_slow, β = beta_fast:
+
+        r_k = L / λ_k              (turns of pair k within the training length)
+        γ_k = clamp((r_k − α) / (β − α), 0, 1)
+
+    Pairs that turn more than β times in training keep their frequency; pairs
+    that turn fewer than α times are fully interpolated.
+
+    ``ramp="index"`` is what the reference code (jquesnelle/yarn, and
+    ``_compute_yarn_parameters`` in huggingface/transformers) computes: the
+    same two cut-offs turned into pair indices, d(r) = D·ln(L/(2π·r))/(2·ln base),
+    rounded outwards (low = ⌊d(β)⌋, high = ⌈d(α)⌉, clipped to [0, D − 1]), and
+    a ramp that is linear in k between them: γ_k = 1 − clamp((k − low)/(high − low), 0, 1).
+    It agrees with the paper outside the cut-offs and differs a little between them.
+    Taught in notebooks/09-long-context.ipynb.
+
+    >>> yarn_ramp(4, 10000, original_max_position=100).round(5)   # r = 100/2π ≈ 15.915 and 100/(200π) ≈ 0.159
+    array([0.48114, 0.     ])
+    >>> # (15.915 − 1)/(32 − 1) = 0.48114: pair 0 is partway up the ramp; pair 1 makes under one turn (γ = 0)
+    """
+    dim = _even_dim(dim)
+    base = v.base_value(base)
+    length = v.positive_int("original_max_position", original_max_position)
+    beta_fast = v.real_scalar("beta_fast", beta_fast)
+    beta_slow = v.real_scalar("beta_slow", beta_slow)
+    if not 0.0 < beta_slow < beta_fast:
+        raise ValueError(
+            f"need 0 < beta_slow < beta_fast (turns within the training length), "
+            f"got beta_slow={beta_slow!r} and beta_fast={beta_fast!r}"
+        )
+    if ramp not in RAMPS:
+        raise ValueError(f"ramp must be one of {RAMPS}, got {ramp!r}")
+    omega = frequencies(dim, base)
+    if ramp == "paper":
+        # r_k = L / λ_k = L·ω_k / 2π
+        r = length * omega / (2.0 * np.pi)
+        # γ_k = clamp((r_k − α) / (β − α), 0, 1)
+        return np.clip((r - beta_slow) / (beta_fast - beta_slow), 0.0, 1.0)
+
+    def index_of(turns: float) -> float:
+        # d(r) = D·ln(L / (2π·r)) / (2·ln base): the (fractional) pair index that turns r times in L
+        return dim * math.log(length / (2.0 * math.pi * turns)) / (2.0 * math.log(base))
+
+    low = max(math.floor(index_of(beta_fast)), 0)
+    high = min(math.ceil(index_of(beta_slow)), dim - 1)
+    if low == high:  # the reference code's guard against a zero-width ramp
+        high += 0.001
+    k = np.arange(dim // 2, dtype=np.float64)
+    # γ_k = 1 − clamp((k − low) / (high − low), 0, 1)
+    return 1.0 - np.clip((k - low) / (high - low), 0.0, 1.0)
+
+
+def scaled_frequencies(
+    dim,
+    base=10000.0,
+    method="pi",
+    factor=1.0,
+    *,
+    original_max_position=None,
+    beta_fast=32.0,
+    beta_slow=1.0,
+    ramp="paper",
+) -> np.ndarray:
+    """The frequencies ω'_k a RoPE model uses at s = ``factor`` times its training length.
+
+    One value per pair, k = 0 … D/2 − 1, from ω_k = base^(−2k/D):
+
+    * ``"pi"`` (Position Interpolation, Chen et al. 2023): ω'_k = ω_k / s.
+      Dividing every frequency by s is the same as dividing every position by s.
+    * ``"ntk"`` (NTK-aware scaling): ω'_k = (base·s^(D/(D−2)))^(−2k/D) = ω_k·s^(−2k/(D−2)).
+      The fastest pair is unchanged and the slowest is divided by exactly s.
+    * ``"yarn"`` (Peng et al. 2023): ω'_k = (1 − γ_k)·ω_k/s + γ_k·ω_k with
+      γ_k from :func:`yarn_ramp`; needs ``original_max_position`` (the
+      training length L). ``beta_fast`` = β = 32 and ``beta_slow`` = α = 1 are
+      the paper's defaults for LLaMA. YaRN also scales attention logits: see
+      :func:`yarn_attention_factor`.
+
+    ``factor`` must be a finite number ≥ 1; with s = 1 every method returns ω_k.
+    Taught in notebooks/09-long-context.ipynb.
+
+    >>> scaled_frequencies(4, 10000, "pi", 4)      # [1, 0.01] / 4
+    array([0.25  , 0.0025])
+    >>> scaled_frequencies(4, 10000, "ntk", 4)     # ω_0 = 1 kept, ω_1 = 0.01/4 = 0.0025
+    array([1.    , 0.0025])
+    >>> scaled_frequencies(4, 10000, "yarn", 4, original_max_position=100).round(5)
+    array([0.61086, 0.0025 ])
+    >>> # pair 0: γ = 0.48114, so (1 − 0.48114)·1/4 + 0.48114·1 = 0.61086; pair 1: γ = 0, so 0.01/4
+    >>> scaled_frequencies(4, method="rope", factor=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: method must be one of 'pi', 'ntk', 'yarn', got 'rope'
+    """
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValueError(f"method must be one of 'pi', 'ntk', 'yarn', got {method!r}")
+    dim = _even_dim(dim, minimum=4 if method == "ntk" else 2)
+    base = v.base_value(base)
+    factor = _factor(factor)
+    if original_max_position is not None:
+        original_max_position = v.positive_int("original_max_position", original_max_position)
+    omega = frequencies(dim, base)
+    if method == "pi":
+        # ω'_k = ω_k / s
+        return omega / factor
+    if method == "ntk":
+        # ω'_k = base'^(−2k/D), base' = base · s^(D/(D−2))
+        return frequencies(dim, ntk_base(dim, base, factor))
+    if original_max_position is None:
+        raise ValueError(
+            "method='yarn' needs original_max_position, the training context length L "
+            "(the ramp compares each wavelength with L), got None"
+        )
+    gamma = yarn_ramp(
+        dim, base, original_max_position=original_max_position, beta_fast=beta_fast, beta_slow=beta_slow, ramp=ramp
+    )
+    # ω'_k = (1 − γ_k)·ω_k/s + γ_k·ω_k
+    return (1.0 - gamma) * omega / factor + gamma * omega
+
+
+def yarn_attention_factor(factor) -> float:
+    """YaRN's attention temperature: √(1/t) = 0.1·ln s + 1.
+
+    The paper divides the attention logits by t; it does so by multiplying
+    both q and k (in practice, the cos and sin tables) by √(1/t), so the logits
+    grow by (0.1·ln s + 1)². s = 1 gives 1: no change. Taught in
+    notebooks/09-long-context.ipynb.
+
+    >>> round(yarn_attention_factor(8), 4)     # 0.1·ln 8 + 1 = 0.1·2.0794 + 1
+    1.2079
+    >>> yarn_attention_factor(1)
+    1.0
+    """
+    factor = _factor(factor)
+    # √(1/t) = 0.1·ln s + 1
+    return 0.1 * math.log(factor) + 1.0

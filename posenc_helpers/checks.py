@@ -1,0 +1,756 @@
+"""Checks for the exercise: name the learner's mistake, not just that there is one.
+
+Taught in notebooks/05-exercise.ipynb. The learner writes ``sinusoid(pos, D)``
+and ``rotate(vec, pos)``; :func:`check_sinusoid` and :func:`check_rope` run
+them on a fixed set of probe inputs and compare each answer with the reference
+(:func:`posenc_helpers.sinusoidal`, :func:`posenc_helpers.rope`). When an
+answer is wrong, the checker also runs the common buggy versions of the
+formula (written out below, independently of the reference) and reports the
+one that reproduces every answer: that is the learner's mistake. The result
+carries ``passed``, ``mistake`` (None or one code of :data:`MISTAKES`) and
+``message``, and prints as that message: one sentence naming the mistake, a
+hint, and one failing input with the expected and the received values.
+
+>>> def sinusoid(pos, D):           # cos at even indices, sin at odd ones
+...     return [math.cos(pos / 10000 ** (2 * (i // 2) / D)) if i % 2 == 0
+...             else math.sin(pos / 10000 ** (2 * (i // 2) / D)) for i in range(D)]
+>>> result = check_sinusoid(sinusoid)
+>>> result.passed, result.mistake
+(False, 'sin-cos-swapped')
+>>> print(str(result).splitlines()[0])
+✗ sinusoid [sin-cos-swapped]: You put cos at the even indices and sin at the odd ones; it is the other way round.
+
+:func:`compare_script` runs PE / ROPE / DOT command lines through the
+interpreter (:mod:`posenc_helpers.interpreter`) twice, once with the learner's
+functions and once with the reference, and shows both outputs per line. DOT
+is built on the ROPE it is given, so a wrong rotation changes DOT lines too.
+Nothing the learner's code does (raise, return None, a generator, NaN, a
+huge list, print) ends in a traceback: every problem becomes a line of text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .core import rope as _reference_rope
+from .core import sinusoidal as _reference_sinusoidal
+from .interpreter import evaluate
+
+__all__ = ["MISTAKES", "CheckResult", "check_sinusoid", "check_rope", "ScriptComparison", "compare_script"]
+
+#: Every mistake code a check can report, from the most specific to the least.
+MISTAKES = (
+    "not-implemented",
+    "element-index",
+    "sin-cos-swapped",
+    "exponent-k-over-d",
+    "rotation-sign",
+    "model-dim",
+    "odd-dim",
+    "wrong-shape",
+    "not-finite",
+    "raised",
+    "wrong",
+)
+
+BASE = 10000.0
+#: An answer counts as right when every element is within ATOL of the reference (float32 answers pass too).
+ATOL = 1e-5
+#: A returned sequence longer than this is reported by its length and never converted.
+MAX_ITEMS = 10_000
+
+#: (pos, D) inputs for sinusoid: the worked trace first, then more lengths, then odd D.
+SINUSOID_PROBES = (
+    (2, 4), (1, 4), (0, 4), (1, 2), (3, 6), (5, 8), (30, 10),
+    (7, 3), (2, 5), (4, 7),
+)
+#: (vec, pos) inputs for rotate: (1, 0) turned by 1 rad first, then longer vectors, then odd lengths.
+ROPE_PROBES = (
+    ((1.0, 0.0), 1),
+    ((1.0, 0.0, 1.0, 0.0), 2),
+    ((0.5, -1.0, 2.0, 0.25), 3),
+    ((1.0, 2.0, 3.0, 4.0, 5.0, 6.0), 5),
+    ((0.3, -0.2, 0.1, 0.7, -0.5, 0.4, 0.9, -0.6), 10),
+    ((3.0, 4.0, 7.0), 1),
+    ((1.0, 0.0, 1.0, 0.0, 2.0), 4),
+    ((0.2, 0.4, -0.6, 0.8, 1.0, -1.2, 1.4), 6),
+)
+#: model-dim: the fixed D a learner may have taken from outside, searched over this range.
+_MODEL_DIMS = np.arange(1, 4097)
+
+
+# ---------------------------------------------------------------------------
+# The result object
+
+
+@dataclass
+class CheckResult:
+    """What a check found: ``passed``, ``mistake`` (a code of MISTAKES or None) and ``message``.
+
+    Its str and repr are the message, so a notebook cell that ends with a
+    check shows the friendly text.
+    """
+
+    passed: bool
+    mistake: str | None
+    message: str
+    #: The probe input shown in the message, e.g. ``(2, 4)``; None when the check passed.
+    example: tuple | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+    __repr__ = __str__
+
+
+# ---------------------------------------------------------------------------
+# Running the learner's function safely
+
+
+@dataclass
+class _Outcome:
+    """One call of the learner's function: a vector, or the reason there is none."""
+
+    kind: str  # "vector", "not-implemented", "raised", "wrong-shape", "not-finite"
+    vector: np.ndarray | None = None
+    detail: str = ""  # exception text, or a description of what came back
+    what: str = ""  # wrong-shape: a short name of what came back, for the first sentence
+    hint: str = ""  # wrong-shape: a hint that fits what came back
+
+
+def _short(value, limit: int = 70) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # a learner's object with a broken __repr__
+        text = f"<{type(value).__name__} object>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _exception_text(exc: BaseException) -> str:
+    try:
+        detail = str(exc)
+    except Exception:
+        detail = ""
+    detail = detail if len(detail) <= 200 else detail[:197] + "..."
+    if isinstance(exc, SystemExit) and detail in ("", "None"):
+        detail = "the function called exit()"
+    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+
+
+def _shape_problem(what: str, detail: str, hint: str = "") -> _Outcome:
+    return _Outcome("wrong-shape", detail=detail, what=what, hint=hint)
+
+
+def _as_vector(result, length: int) -> _Outcome:
+    """Turn whatever came back into a float vector of ``length``, or describe why it is not one."""
+    if result is None:
+        return _shape_problem("None", "None", "Is the return statement missing?")
+    if isinstance(result, (str, bytes)):
+        return _shape_problem("text", f"the text {_short(result)}", "Return the numbers themselves, not their text.")
+    if isinstance(result, Iterator):
+        return _shape_problem(f"a {type(result).__name__}", f"a {type(result).__name__}",
+                              "Return a list: wrap the generator in list(...).")
+    if isinstance(result, (dict, set, frozenset)):
+        return _shape_problem(f"a {type(result).__name__}", _short(result),
+                              "Return a list, tuple or 1-D numpy array, in index order.")
+    try:
+        count = len(result)
+    except Exception:
+        count = None
+    if count is not None and count > MAX_ITEMS:
+        return _shape_problem(f"{count} items", f"a sequence of {count} items")
+    try:
+        raw = np.asarray(result)
+        if raw.size > MAX_ITEMS:
+            return _shape_problem(f"an array of shape {raw.shape}", f"an array of shape {raw.shape}")
+        if np.iscomplexobj(raw):
+            return _shape_problem("complex numbers", _short(result), "The elements must be real numbers (floats).")
+        if raw.dtype == object and any(item is None for item in raw.ravel()):
+            return _shape_problem("a list containing None", _short(result),
+                                  "Every element must be a number; is a return missing in a helper?")
+        arr = raw.astype(np.float64)
+    except Exception:
+        return _shape_problem(f"a {type(result).__name__} that is not a sequence of numbers", _short(result))
+    if arr.shape != (length,):
+        if arr.ndim == 1:
+            n = arr.shape[0]
+            return _shape_problem(f"{n} number{'s' if n != 1 else ''}", f"{n} number{'s' if n != 1 else ''} "
+                                  f"{_format(arr)}")
+        if arr.ndim == 0:
+            return _shape_problem("a single number", f"the single number {_short(result)}")
+        return _shape_problem(f"an array of shape {arr.shape}", f"an array of shape {arr.shape} {_short(result)}",
+                              "Return one flat sequence [e0, e1, e2, …], not a list of pairs or rows.")
+    if not np.isfinite(arr).all():
+        return _Outcome("not-finite", vector=arr, detail=_format(arr))
+    return _Outcome("vector", vector=arr)
+
+
+def _call(fn, args, length: int) -> _Outcome:
+    """Call the learner's function; its prints and warnings are swallowed, its exceptions recorded."""
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings(), \
+                np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            result = fn(*args)
+            return _as_vector(result, length)
+    except NotImplementedError as exc:
+        return _Outcome("not-implemented", detail=_exception_text(exc))
+    except (Exception, SystemExit) as exc:  # whatever the learner's code raises becomes a message
+        return _Outcome("raised", detail=_exception_text(exc))
+
+
+# ---------------------------------------------------------------------------
+# The buggy versions, written out per element (independently of core.py)
+
+
+def _divisor(k: int, D: int, power: float = 2.0) -> float:
+    # 10000^(power·k/D): power 2 is right; 1 is the k/D mistake
+    return BASE ** (power * k / D)
+
+
+def _sinusoid_variant(pos: int, D: int, angle_of, swapped: bool = False) -> np.ndarray:
+    """PE(pos) where element i uses ``angle_of(i)``; even i → sin, odd i → cos (the other way if swapped)."""
+    out = []
+    for i in range(D):
+        angle = angle_of(i)
+        even = i % 2 == 0
+        out.append(math.sin(angle) if even != swapped else math.cos(angle))
+    return np.array(out)
+
+
+def _sinusoid_angles(mode: str, pos: int, D: int):
+    if mode == "pair":  # pos / 10000^(2k/D), k = i // 2
+        return lambda i: pos / _divisor(i // 2, D)
+    if mode == "element-2i":  # pos / 10000^(2i/D)
+        return lambda i: pos / BASE ** (2 * i / D)
+    if mode == "element-i":  # pos / 10000^(i/D)
+        return lambda i: pos / BASE ** (i / D)
+    if mode == "k-over-d":  # pos / 10000^(k/D)
+        return lambda i: pos / _divisor(i // 2, D, power=1.0)
+    if mode == "multiply":  # pos · 10000^(2k/D)
+        return lambda i: pos * _divisor(i // 2, D)
+    raise ValueError(mode)
+
+
+def _sinusoid_blocks(pos: int, D: int) -> np.ndarray:
+    """All sines first, then all cosines (the tensor2tensor layout)."""
+    half = (D + 1) // 2
+    sines = [math.sin(pos / _divisor(k, D)) for k in range(half)]
+    cosines = [math.cos(pos / _divisor(k, D)) for k in range(D // 2)]
+    return np.array(sines + cosines)
+
+
+def _rotate_pair(a: float, b: float, theta: float, form: str) -> tuple[float, float]:
+    c, s = math.cos(theta), math.sin(theta)
+    if form == "right":  # (a cos θ − b sin θ, a sin θ + b cos θ)
+        return a * c - b * s, a * s + b * c
+    if form == "sign":  # (a cos θ + b sin θ, −a sin θ + b cos θ): turns clockwise
+        return a * c + b * s, -a * s + b * c
+    if form == "swapped":  # (a sin θ − b cos θ, a cos θ + b sin θ): cos and sin trade places
+        return a * s - b * c, a * c + b * s
+    if form == "in-place":  # a overwritten first, then b computed from the new a
+        new_a = a * c - b * s
+        return new_a, new_a * s + b * c
+    raise ValueError(form)
+
+
+def _rope_variant(vec, pos: int, power: float = 2.0, pair_scale: int = 1, form: str = "right",
+                  model_dim: int | None = None) -> np.ndarray:
+    """rotate(vec, pos) with θ_k = pos / 10000^(power·(pair_scale·k)/D'), D' = model_dim or len(vec)."""
+    D = len(vec)
+    exponent_dim = model_dim if model_dim is not None else D
+    out = list(map(float, vec))
+    for k in range(D // 2):
+        theta = pos / BASE ** (power * pair_scale * k / exponent_dim)
+        out[2 * k], out[2 * k + 1] = _rotate_pair(vec[2 * k], vec[2 * k + 1], theta, form)
+    return np.array(out)
+
+
+def _rope_half_split(vec, pos: int) -> np.ndarray:
+    """Pairs (vec[k], vec[k + D/2]) instead of neighbours (the GPT-NeoX layout)."""
+    D = len(vec)
+    half = D // 2
+    out = list(map(float, vec))
+    for k in range(half):
+        theta = pos / _divisor(k, D)
+        out[k], out[k + half] = _rotate_pair(vec[k], vec[k + half], theta, "right")
+    return np.array(out)
+
+
+@dataclass(frozen=True)
+class _Variant:
+    """A buggy version of the formula and the mistake(s) it stands for."""
+
+    codes: tuple[str, ...]  # the first is reported; the rest are mentioned
+    sentence: str  # names the mistake, for "You …"
+    hint: str
+    compute: Callable = field(compare=False)
+    #: The version with only the first mistake: the example shown is one where that mistake shows.
+    primary: Callable | None = field(default=None, compare=False)
+
+
+# ---------------------------------------------------------------------------
+# The texts
+
+
+_SIN_FORMULA = "element 2k is sin(pos / 10000^(2k/D)) and element 2k+1 is cos of the same angle"
+_ROT_FORMULA = ("each pair (a, b) = (vec[2k], vec[2k+1]) becomes (a·cos θ − b·sin θ, a·sin θ + b·cos θ) "
+                "with θ = pos / 10000^(2k/D) and D = len(vec)")
+
+_SENTENCES = {
+    "element-index": "You use the element index i in the exponent where the pair index k = i // 2 belongs, "
+                     "so the sin and cos of a pair no longer share one angle.",
+    "element-index-i": "You use i/D with the element index i in the exponent where 2k/D with the pair index "
+                       "k = i // 2 belongs, so the sin and cos of a pair no longer share one angle.",
+    "sin-cos-swapped": "You put cos at the even indices and sin at the odd ones; it is the other way round.",
+    "exponent-k-over-d": "Your exponent is k/D, but it must be 2k/D, so every pair after the first turns too fast.",
+}
+_HINTS = {
+    "element-index": "Compute one angle per pair, angle = pos / 10000 ** (2 * k / D) with k = i // 2, "
+                     "and use it for both elements 2k and 2k + 1.",
+    "sin-cos-swapped": "Even index → sin, odd index → cos: PE(0) must start 0, 1, 0, 1.",
+    "exponent-k-over-d": "Write the divisor as 10000 ** (2 * k / D), with the factor 2.",
+}
+_ALSO = {
+    "sin-cos-swapped": "Sin and cos are also swapped.",
+    "rotation-sign": "The signs of the sin terms are also swapped: the new second coordinate is a·sin θ + b·cos θ.",
+}
+
+
+def _sinusoid_variants() -> list[_Variant]:
+    angle_modes = [
+        ("element-2i", "element-index", _SENTENCES["element-index"], _HINTS["element-index"]),
+        ("element-i", "element-index", _SENTENCES["element-index-i"], _HINTS["element-index"]),
+        ("k-over-d", "exponent-k-over-d", _SENTENCES["exponent-k-over-d"], _HINTS["exponent-k-over-d"]),
+    ]
+    variants = [
+        _Variant(("sin-cos-swapped",), _SENTENCES["sin-cos-swapped"], _HINTS["sin-cos-swapped"],
+                 lambda pos, D: _sinusoid_variant(pos, D, _sinusoid_angles("pair", pos, D), swapped=True)),
+    ]
+    for mode, code, sentence, hint in angle_modes:
+        for swapped in (False, True):
+            variants.append(_Variant(
+                (code, "sin-cos-swapped") if swapped else (code,), sentence, hint,
+                lambda pos, D, mode=mode, swapped=swapped: _sinusoid_variant(
+                    pos, D, _sinusoid_angles(mode, pos, D), swapped=swapped),
+                primary=lambda pos, D, mode=mode: _sinusoid_variant(pos, D, _sinusoid_angles(mode, pos, D)),
+            ))
+    variants += [
+        _Variant(("wrong",), "You multiply pos by 10000^(2k/D) where you must divide by it.",
+                 "The angle is pos / 10000 ** (2 * k / D): slower pairs have bigger divisors.",
+                 lambda pos, D: _sinusoid_variant(pos, D, _sinusoid_angles("multiply", pos, D))),
+        _Variant(("wrong",), "You put all the sines first and all the cosines after them; this lesson "
+                 "interleaves them.",
+                 "Element 2k is the sine and element 2k + 1 the cosine of pair k: [sin, cos, sin, cos, …].",
+                 _sinusoid_blocks),
+    ]
+    return variants
+
+
+def _rope_variants() -> list[_Variant]:
+    forms = {
+        "sign": ("rotation-sign", "Your rotation turns the wrong way: the signs of the sin terms are swapped.",
+                 "(a, b) → (a·cos θ − b·sin θ, a·sin θ + b·cos θ): rotating (1, 0) by a small positive angle "
+                 "must raise the second coordinate."),
+        "swapped": ("sin-cos-swapped", "You swapped cos and sin in the rotation.",
+                    "The new a is a·cos θ − b·sin θ, so at pos = 0 the vector stays unchanged."),
+    }
+    angles = {
+        "element-index": ("element-index",
+                          "You use the element index i = 2k in the exponent where the pair index k belongs, "
+                          "so every pair after the first turns too slowly.",
+                          "Number the pairs k = 0, 1, 2, …: θ = pos / 10000 ** (2 * k / D) "
+                          "(if i runs over 0, 2, 4, …, the exponent is i / D)."),
+        "k-over-d": ("exponent-k-over-d", _SENTENCES["exponent-k-over-d"], _HINTS["exponent-k-over-d"]),
+    }
+    variants = []
+    for form, (code, sentence, hint) in forms.items():
+        variants.append(_Variant((code,), sentence, hint, lambda vec, pos, form=form: _rope_variant(vec, pos, form=form)))
+    for angle, (code, sentence, hint) in angles.items():
+        power, scale = (2.0, 2) if angle == "element-index" else (1.0, 1)
+        for form in ("right", "sign", "swapped"):
+            codes = (code,) if form == "right" else (code, forms[form][0])
+            variants.append(_Variant(
+                codes, sentence, hint,
+                lambda vec, pos, p=power, s=scale, f=form: _rope_variant(vec, pos, power=p, pair_scale=s, form=f),
+                primary=lambda vec, pos, p=power, s=scale: _rope_variant(vec, pos, power=p, pair_scale=s),
+            ))
+    variants += [
+        _Variant(("wrong",), "You overwrite a before computing the new b, so b is rotated with the new a "
+                 "instead of the old one.",
+                 "Read both old values first: a, b = vec[2k], vec[2k+1], then compute both new values from them.",
+                 lambda vec, pos: _rope_variant(vec, pos, form="in-place")),
+        _Variant(("wrong",), "You pair vec[k] with vec[k + D/2] (the half-split layout of GPT-NeoX); this "
+                 "lesson pairs neighbours, vec[2k] with vec[2k+1].",
+                 "Take a = vec[2k] and b = vec[2k + 1] for pair k.",
+                 _rope_half_split),
+    ]
+    return variants
+
+
+# ---------------------------------------------------------------------------
+# Formatting
+
+
+def _format(values, decimals: int = 4) -> str:
+    parts = []
+    for value in np.asarray(values, dtype=np.float64).ravel():
+        text = f"{value:.{decimals}f}"
+        parts.append(text[1:] if text.startswith("-") and float(text) == 0 else text)
+    return "[" + ", ".join(parts) + "]"
+
+
+def _format_pair(expected: np.ndarray, received: np.ndarray) -> tuple[str, str]:
+    """Both vectors with enough decimals (4 to 8) that the elements which differ look different."""
+    for decimals in range(4, 9):
+        a, b = _format(expected, decimals), _format(received, decimals)
+        if a != b:
+            return a, b
+    return _format(expected, 8), _format(received, 8)
+
+
+def _differing(expected: np.ndarray, received: np.ndarray) -> str:
+    idx = [int(i) for i in np.flatnonzero(~np.isclose(received, expected, rtol=0, atol=ATOL))]
+    if not idx:
+        return ""
+    if len(idx) == 1:
+        return f"element {idx[0]} differs"
+    listed = ", ".join(map(str, idx[:-1])) + f" and {idx[-1]}"
+    return f"elements {listed} differ"
+
+
+def _call_text(name: str, probe) -> str:
+    """How the learner would write the call, e.g. ``rotate([1, 0], 1)``."""
+    first, second = probe
+    if isinstance(first, tuple):
+        vec = ", ".join(f"{x:g}" for x in first)
+        return f"{name}([{vec}], {second})"
+    return f"{name}({first}, {second})"
+
+
+def _message(mark: str, name: str, code: str | None, sentence: str, hint: str = "", call: str | None = None,
+             expected=None, outcome: _Outcome | None = None, notes: Iterable[str] = ()) -> str:
+    head = f"{mark} {name} [{code}]: {sentence}" if code else f"{mark} {name}: {sentence}"
+    lines = [head]
+    lines += [f"  {note}" for note in notes]
+    if hint:
+        lines.append(f"  Hint: {hint}")
+    if call is not None:
+        lines.append(f"  For example, {call}")
+        if outcome is not None and outcome.kind in ("vector", "not-finite"):
+            exp_text, got_text = _format_pair(expected, outcome.vector)
+            lines.append(f"    expected: {exp_text}")
+            diff = _differing(expected, outcome.vector)
+            lines.append(f"    received: {got_text}" + (f"   ({diff})" if diff else ""))
+        else:
+            lines.append(f"    expected: {_format(expected)}")
+            if outcome is not None:
+                received = outcome.detail if outcome.kind == "wrong-shape" else f"it raised {outcome.detail}"
+                lines.append(f"    received: {received}")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# The diagnosis
+
+
+
+def _diagnose(name: str, fn, probes, length, reference, variants, model_dim_family, texts: dict) -> CheckResult:
+    """Run ``fn`` on every probe and name the most specific mistake that explains its answers."""
+    if not callable(fn):
+        return CheckResult(False, "raised",
+                           f"✗ {name} [raised]: The check needs the function itself, not {_short(fn)}.\n"
+                           f"  Hint: Write {texts['check']}({name}), without parentheses after {name}.")
+    outcomes = [_call(fn, _args(p), length(p)) for p in probes]
+    expected = [reference(p) for p in probes]
+    right = [_matches(o, e) for o, e in zip(outcomes, expected)]
+    if all(right):
+        return CheckResult(True, None, f"✓ {name} passed all {len(probes)} checks, odd D included. "
+                                       f"For example, {_call_text(name, probes[0])} = {_format(expected[0])}.")
+    even = [i for i, p in enumerate(probes) if length(p) % 2 == 0]
+    odd = [i for i, p in enumerate(probes) if length(p) % 2 == 1]
+
+    def result(code, sentence, hint, index, notes=()):
+        probe = probes[index]
+        return CheckResult(False, code, _message("✗", name, code, sentence, hint, _call_text(name, probe),
+                                                 expected[index], outcomes[index], notes), probe)
+
+    # Right for every even D: the odd ones are the only problem.
+    if all(right[i] for i in even):
+        index = next(i for i in odd if not right[i])
+        return result("odd-dim", texts["odd-dim"], texts["odd-hint"], index)
+
+    # A buggy version that reproduces every even-D answer names the mistake.
+    def reproduces(compute, indices) -> bool:
+        return all(_matches(outcomes[i], compute(*_args(probes[i]))) for i in indices)
+
+    found = next((v for v in variants if reproduces(v.compute, even)), None)
+    if found is None:
+        found = _find_model_dim(outcomes, probes, even, model_dim_family, texts["model-dim"])
+    if found is not None:
+        notes = [_ALSO[c] for c in found.codes[1:]]
+        if not reproduces(found.compute, odd):
+            notes.append("Odd D goes wrong in yet another way. " + texts["odd-hint"])
+        # The example: the first even probe where the main mistake shows.
+        primary = found.primary or found.compute
+        wrong_even = [i for i in even if not right[i]]
+        index = next((i for i in wrong_even if not np.allclose(primary(*_args(probes[i])), expected[i],
+                                                                 rtol=0, atol=ATOL)), wrong_even[0])
+        return result(found.codes[0], found.sentence, found.hint, index, notes)
+
+    # Otherwise the most specific kind of failure, shown on its first probe.
+    for kind in ("not-implemented", "raised", "wrong-shape", "not-finite"):
+        index = next((i for i, o in enumerate(outcomes) if o.kind == kind), None)
+        if index is None:
+            continue
+        outcome = outcomes[index]
+        if kind == "not-implemented":
+            return result(kind, "Not implemented yet: it still raises NotImplementedError.",
+                          f"Replace the raise line with your code: {texts['formula']}.", index)
+        if kind == "raised":
+            return result(kind, f"It raised {outcome.detail}.",
+                          f"Run {_call_text(name, probes[index])} in a cell of its own to see the traceback.", index)
+        if kind == "wrong-shape":
+            return result(kind, f"It returned {outcome.what} where {texts['length']} = {length(probes[index])} "
+                                "numbers belong.",
+                          outcome.hint or "Return a list, tuple or 1-D numpy array of floats.", index)
+        return result(kind, "It returned NaN or infinity.",
+                      "sin and cos stay between −1 and 1; look for a division by zero or an overflow.", index)
+    index = right.index(False)
+    return result("wrong", "Its values are wrong in a way none of the common mistakes explains.",
+                  f"Check each element against the formula: {texts['formula']}.", index)
+
+
+def _find_model_dim(outcomes, probes, even, family, text) -> _Variant | None:
+    """model-dim: the one fixed D (1 … 4096) that reproduces every even-D answer, if there is one.
+
+    ``family`` lists (extra codes, batch function); the batch function computes
+    the answer for many fixed Ds at once, one row each.
+    """
+    if any(outcomes[i].kind != "vector" for i in even):
+        return None
+    for extra, batch in family:
+        candidates = _MODEL_DIMS
+        for i in even:
+            rows = batch(*_args(probes[i]), candidates)
+            candidates = candidates[np.all(np.abs(rows - outcomes[i].vector) <= ATOL, axis=1)]
+            if candidates.size == 0:
+                break
+        if candidates.size:
+            m = int(candidates[0])
+            sentence, hint = text(m)
+            plain = family[0][1]
+            return _Variant(("model-dim",) + extra, sentence, hint,
+                            compute=lambda *args, batch=batch: batch(*args, [m])[0],
+                            primary=lambda *args: plain(*args, [m])[0])
+    return None
+
+
+def _matches(outcome: _Outcome, expected: np.ndarray) -> bool:
+    return outcome.kind == "vector" and bool(np.allclose(outcome.vector, expected, rtol=0, atol=ATOL))
+
+
+def _args(probe) -> tuple:
+    first, second = probe
+    if isinstance(first, tuple):  # rotate(vec, pos): a fresh array each call, as the interpreter passes
+        return (np.array(first, dtype=np.float64), second)
+    return (first, second)
+
+
+# The model-dim versions, vectorised over candidate Ds (one row each), for the search.
+
+
+def _sinusoid_model_dim(pos, D, model_dims, swapped=False):
+    model_dims = np.asarray(model_dims, dtype=np.float64)[:, None]
+    i = np.arange(D)
+    # angle_i = pos / 10000^(2k/D_model), k = i // 2
+    angle = pos / BASE ** (2.0 * (i // 2) / model_dims)
+    return np.where((i % 2 == 0) != swapped, np.sin(angle), np.cos(angle))
+
+
+def _rope_model_dim(vec, pos, model_dims, form="right"):
+    vec = np.asarray(vec, dtype=np.float64)
+    model_dims = np.asarray(model_dims, dtype=np.float64)[:, None]
+    D = len(vec)
+    k = np.arange(D // 2)
+    # θ_k = pos / 10000^(2k/D_model)
+    theta = pos / BASE ** (2.0 * k / model_dims)
+    c, s = np.cos(theta), np.sin(theta)
+    a, b = vec[0 : 2 * (D // 2) : 2], vec[1 : 2 * (D // 2) : 2]
+    new_a, new_b = {"right": (a * c - b * s, a * s + b * c),
+                    "sign": (a * c + b * s, -a * s + b * c),
+                    "swapped": (a * s - b * c, a * c + b * s)}[form]
+    out = np.tile(vec, (model_dims.shape[0], 1))
+    out[:, 0 : 2 * (D // 2) : 2] = new_a
+    out[:, 1 : 2 * (D // 2) : 2] = new_b
+    return out
+
+
+def check_sinusoid(fn) -> CheckResult:
+    """Check a learner's ``sinusoid(pos, D)`` and name the mistake, if any.
+
+    PE(pos, 2k) = sin(pos / 10000^(2k/D)) and PE(pos, 2k+1) = cos(pos / 10000^(2k/D)).
+    Taught in notebooks/05-exercise.ipynb.
+
+    >>> def sinusoid(pos, D):     # right: one angle per pair k = i // 2
+    ...     return [(math.sin if i % 2 == 0 else math.cos)(pos / 10000 ** (2 * (i // 2) / D)) for i in range(D)]
+    >>> check_sinusoid(sinusoid).passed
+    True
+    >>> def sinusoid(pos, D):     # i instead of k = i // 2 in the exponent
+    ...     return [(math.sin if i % 2 == 0 else math.cos)(pos / 10000 ** (2 * i / D)) for i in range(D)]
+    >>> check_sinusoid(sinusoid).mistake
+    'element-index'
+    """
+    return _diagnose(
+        "sinusoid", fn, SINUSOID_PROBES, length=lambda p: p[1],
+        reference=lambda p: _reference_sinusoidal(p[0], p[1]),
+        variants=_sinusoid_variants(),
+        model_dim_family=[((), _sinusoid_model_dim),
+                          (("sin-cos-swapped",), lambda pos, D, dims: _sinusoid_model_dim(pos, D, dims, True))],
+        texts={
+            "check": "check_sinusoid",
+            "length": "D",
+            "formula": _SIN_FORMULA,
+            "odd-dim": "Right for every even D but wrong for odd D.",
+            "odd-hint": "With an odd D the last element is the sine of a pair that has lost its cosine, "
+                        "so return D numbers that end with a sine.",
+            "model-dim": lambda m: (
+                f"Your exponent uses a fixed D = {m} instead of the D argument, so the answer is right only "
+                f"for D = {m}.",
+                "Use the D your function receives: angle = pos / 10000 ** (2 * k / D)."),
+        },
+    )
+
+
+def check_rope(fn) -> CheckResult:
+    """Check a learner's ``rotate(vec, pos)`` and name the mistake, if any.
+
+    (a, b) → (a·cos θ − b·sin θ, a·sin θ + b·cos θ) for each pair (vec[2k], vec[2k+1]),
+    θ = pos / 10000^(2k/D) with D = len(vec); an odd D's last element passes through.
+    Taught in notebooks/05-exercise.ipynb.
+
+    >>> def rotate(vec, pos):    # right
+    ...     out = list(vec)
+    ...     for k in range(len(vec) // 2):
+    ...         t = pos / 10000 ** (2 * k / len(vec))
+    ...         a, b = vec[2 * k], vec[2 * k + 1]
+    ...         out[2 * k], out[2 * k + 1] = a * math.cos(t) - b * math.sin(t), a * math.sin(t) + b * math.cos(t)
+    ...     return out
+    >>> check_rope(rotate).passed
+    True
+    >>> check_rope(lambda vec, pos: [v for v in vec]).mistake   # no rotation at all
+    'wrong'
+    """
+    return _diagnose(
+        "rotate", fn, ROPE_PROBES, length=lambda p: len(p[0]),
+        reference=lambda p: _reference_rope(np.array(p[0]), p[1]),
+        variants=_rope_variants(),
+        model_dim_family=[((), _rope_model_dim)] + [
+            ((code,), lambda vec, pos, dims, form=form: _rope_model_dim(vec, pos, dims, form))
+            for form, code in (("sign", "rotation-sign"), ("swapped", "sin-cos-swapped"))],
+        texts={
+            "check": "check_rope",
+            "length": "len(vec)",
+            "formula": _ROT_FORMULA,
+            "odd-dim": "Right for every vector of even length D but wrong for odd D.",
+            "odd-hint": "With an odd D the last element has no partner: return it unchanged.",
+            "model-dim": lambda m: (
+                f"Your rotation takes D = {m} from somewhere other than the vector, so it is right only for "
+                f"vectors of length {m}.",
+                "Take D from the vector being rotated: D = len(vec)."),
+        },
+    )
+
+
+# ---------------------------------------------------------------------------
+# Running a command script with the learner's functions
+
+
+@dataclass
+class ScriptRow:
+    """One command line with the learner's output and the expected one."""
+
+    line: str
+    yours: str
+    expected: str
+
+    @property
+    def same(self) -> bool:
+        return self.yours == self.expected
+
+
+@dataclass
+class ScriptComparison:
+    """Per command: the learner's output next to the expected one. Prints as that table."""
+
+    rows: list[ScriptRow]
+
+    @property
+    def differing(self) -> int:
+        return sum(not row.same for row in self.rows)
+
+    def __str__(self) -> str:
+        lines = []
+        for row in self.rows:
+            lines.append(f"{'✓' if row.same else '✗'} {row.line}")
+            lines.append(f"    yours     {row.yours}")
+            lines.append(f"    expected  {row.expected}")
+        total = len(self.rows)
+        if self.differing:
+            lines.append(f"{self.differing} of {total} lines differ (marked ✗).")
+        else:
+            lines.append(f"All {total} lines match.")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def _run_line(line: str, pe, rope) -> str:
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings(), \
+                np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return evaluate(line, pe, rope)
+    except (Exception, SystemExit) as exc:  # CommandError, or anything odd a learner's object does
+        text = str(exc) if type(exc).__name__ == "CommandError" else _exception_text(exc)
+        return f"error: {text}"
+
+
+def compare_script(script: str | Iterable[str], sinusoid, rotate) -> ScriptComparison:
+    """Run PE / ROPE / DOT lines with the learner's functions and with the reference, side by side.
+
+    Blank lines and ``#`` comments are skipped. DOT uses ``rotate``, so a wrong
+    rotation shows up in the DOT lines as well. Taught in notebooks/05-exercise.ipynb.
+
+    >>> def broken(vec, pos):            # turns the wrong way: (cos θ, −sin θ)
+    ...     return [vec[0] * math.cos(pos) + vec[1] * math.sin(pos), -vec[0] * math.sin(pos) + vec[1] * math.cos(pos)]
+    >>> print(compare_script("ROPE 1 1 0\\nDOT 5 3 1 0 1 0\\nDOT 5 3 1 0 0 1", None, broken))
+    ✗ ROPE 1 1 0
+        yours     0.5403 -0.8415
+        expected  0.5403 0.8415
+    ✓ DOT 5 3 1 0 1 0
+        yours     -0.4161
+        expected  -0.4161
+    ✗ DOT 5 3 1 0 0 1
+        yours     -0.9093
+        expected  0.9093
+    2 of 3 lines differ (marked ✗).
+    """
+    lines = script.splitlines() if isinstance(script, str) else list(script)
+    rows = []
+    for raw in lines:
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        rows.append(ScriptRow(line, _run_line(line, sinusoid, rotate),
+                              _run_line(line, _reference_sinusoidal, _reference_rope)))
+    return ScriptComparison(rows)

@@ -181,8 +181,8 @@ def _as_vector(result, length: int) -> _Outcome:
     if arr.shape != (length,):
         if arr.ndim == 1:
             n = arr.shape[0]
-            return _shape_problem(f"{n} number{'s' if n != 1 else ''}", f"{n} number{'s' if n != 1 else ''} "
-                                  f"{_format(arr)}")
+            shown = _format(arr) if n <= 12 else _format(arr[:12])[:-1] + ", …]"
+            return _shape_problem(f"{n} number{'s' if n != 1 else ''}", f"{n} number{'s' if n != 1 else ''} {shown}")
         if arr.ndim == 0:
             return _shape_problem("a single number", f"the single number {_short(result)}")
         return _shape_problem(f"an array of shape {arr.shape}", f"an array of shape {arr.shape} {_short(result)}",

@@ -1,0 +1,37 @@
+"""Every slider demo, in JupyterLab, in a real Chromium: run all, no errors, each slider moves its figure.
+
+For each notebook under notebooks/ that builds a slider demo: open it, run
+all cells, wait for the kernel to be idle, check that no cell shows an error;
+then, for every slider of every demo, focus its handle and press an arrow key,
+and check that the slider value, the readout and the figure's <img> changed
+(and the figure settles). Each demo is screenshot after the move; the latency
+from key press to new figure is recorded (see the end of the pytest output).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import posenc_browser as pb
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+def test_slider_demos_in_jupyterlab(demo_notebook, lab_server, served_dir, page, artifacts, latency_records):
+    copy = pb.served_path(served_dir, demo_notebook)
+    relpath = copy.relative_to(served_dir).as_posix()
+    try:
+        errors = pb.run_notebook_in_lab(page, lab_server, relpath, workspace=copy.stem.replace(".", "-"))
+        assert errors == [], f"{relpath}: cells show errors after Run All: {errors}"
+        count = pb.wait_for_demos(page)
+        assert count >= 1, f"{relpath} builds a slider demo but no .posenc-demo appeared"
+        records, problems = pb.exercise_demos(page, relpath, "lab", artifacts, steps=pb.steps_per_slider())
+        latency_records.extend(records)
+        assert problems == [], "\n".join(problems)
+        budget = pb.latency_budget_ms()
+        if budget is not None:
+            slow = [r for r in records if r["latencies_ms"] and pb.median(r["latencies_ms"]) > budget]
+            assert not slow, f"median latency over {budget:.0f} ms: " + "; ".join(
+                f"demo {r['demo']}: {pb.median(r['latencies_ms']):.0f} ms" for r in slow)
+    finally:
+        lab_server.shutdown_kernels()

@@ -495,6 +495,14 @@ def _diagnose(name: str, fn, probes, length, reference, variants, model_dim_fami
     found = next((v for v in variants if reproduces(v.compute, even)), None)
     if found is None:
         found = _find_model_dim(outcomes, probes, even, model_dim_family, texts["model-dim"])
+    if found is None:
+        # Right for exactly one length with a second pair (D ≥ 4), wrong for the others: D came from elsewhere.
+        lengths = sorted({length(p) for p in probes if length(p) >= 4})
+        right_for = [n for n in lengths if all(right[i] for i, p in enumerate(probes) if length(p) == n)]
+        if len(right_for) == 1:
+            sentence, hint = texts["model-dim"](right_for[0])
+            index = next(i for i in even if not right[i] and length(probes[i]) >= 4)
+            return result("model-dim", sentence, hint, index)
     if found is not None:
         notes = [_ALSO[c] for c in found.codes[1:]]
         if not reproduces(found.compute, odd):
@@ -623,8 +631,7 @@ def check_sinusoid(fn) -> CheckResult:
             "odd-hint": "With an odd D the last element is the sine of a pair that has lost its cosine, "
                         "so return D numbers that end with a sine.",
             "model-dim": lambda m: (
-                f"Your exponent uses a fixed D = {m} instead of the D argument, so the answer is right only "
-                f"for D = {m}.",
+                f"You use a fixed D = {m} instead of the D argument, so the answer is right only for D = {m}.",
                 "Use the D your function receives: angle = pos / 10000 ** (2 * k / D)."),
         },
     )

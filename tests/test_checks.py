@@ -543,3 +543,35 @@ def test_compare_script_shows_bad_command_lines_on_both_sides():
 
 def test_compare_script_accepts_a_list_of_lines():
     assert compare_script(["PE 0 2", "  ", "# x"], sin_right, rot_right).rows[0].expected == "0.0000 1.0000"
+
+
+D_GLOBAL = 4
+
+
+def _rot_global_d(vec, pos):
+    """A model-wide D for everything, the loop included: right for length 4, crashes or wrong elsewhere."""
+    out = [float(x) for x in vec]
+    for k in range(D_GLOBAL // 2):
+        theta = pos / 10000 ** (2 * k / D_GLOBAL)
+        a, b = vec[2 * k], vec[2 * k + 1]
+        out[2 * k], out[2 * k + 1] = a * math.cos(theta) - b * math.sin(theta), a * math.sin(theta) + b * math.cos(theta)
+    return out
+
+
+def _sin_global_d(pos, D):
+    """Ignores the D argument altogether: right for D = 6 only, the wrong length elsewhere."""
+    return sin_right(pos, 6)
+
+
+@pytest.mark.parametrize("check, fn, fixed", [(check_rope, _rot_global_d, 4), (check_sinusoid, _sin_global_d, 6)])
+def test_a_d_from_elsewhere_that_also_sets_the_length_is_model_dim(check, fn, fixed):
+    result = check(fn)
+    assert result.mistake == "model-dim", result.message
+    assert f"D = {fixed}" in result.message.splitlines()[0]
+
+
+def test_a_function_right_only_for_length_2_is_not_called_model_dim():
+    # every exponent is 0 for a single pair, so length 2 says nothing about where D came from
+    def rotate(vec, pos):
+        return rot_right(vec, pos) if len(vec) == 2 else [0.0] * len(vec)
+    assert check_rope(rotate).mistake == "wrong"

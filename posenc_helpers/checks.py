@@ -262,14 +262,13 @@ def _rotate_pair(a: float, b: float, theta: float, form: str) -> tuple[float, fl
     raise ValueError(form)
 
 
-def _rope_variant(vec, pos: int, power: float = 2.0, pair_scale: int = 1, form: str = "right",
-                  model_dim: int | None = None) -> np.ndarray:
-    """rotate(vec, pos) with θ_k = pos / 10000^(power·(pair_scale·k)/D'), D' = model_dim or len(vec)."""
+def _rope_variant(vec, pos: int, power: float = 2.0, pair_scale: int = 1, form: str = "right") -> np.ndarray:
+    """rotate(vec, pos) with θ_k = pos / 10000^(power·pair_scale·k/D), D = len(vec), each pair turned by ``form``."""
     D = len(vec)
-    exponent_dim = model_dim if model_dim is not None else D
     out = list(map(float, vec))
     for k in range(D // 2):
-        theta = pos / BASE ** (power * pair_scale * k / exponent_dim)
+        # θ_k = pos / 10000^(power·pair_scale·k/D): power 2, scale 1 is right; scale 2 is i = 2k; power 1 is k/D
+        theta = pos / BASE ** (power * pair_scale * k / D)
         out[2 * k], out[2 * k + 1] = _rotate_pair(vec[2 * k], vec[2 * k + 1], theta, form)
     return np.array(out)
 

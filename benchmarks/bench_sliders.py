@@ -22,6 +22,8 @@ STEPS = 6  # steps each way, per control
 
 def step_values(control) -> list:
     start = control.value
+    if hasattr(control, "options"):  # a choice (e.g. ToggleButtons): every other option, then back
+        return [option for option in control.options if option != start] + [start]
     step = getattr(control, "step", 1) or 1
     values = []
     for direction in (1, -1):

@@ -118,8 +118,12 @@ def test_every_registered_demo_builds_and_follows_each_slider():
         for control_name, control in demo.controls.items():
             before = (demo.image.value, demo.readout.value)
             start = control.value
-            step = getattr(control, "step", 1) or 1
-            new = start + step if start + step <= control.max else start - step
+            if hasattr(control, "options"):  # a choice (e.g. ToggleButtons): take the next option
+                options = list(control.options)
+                new = options[(options.index(start) + 1) % len(options)]
+            else:
+                step = getattr(control, "step", 1) or 1
+                new = start + step if start + step <= control.max else start - step
             control.value = new
             assert demo.image.value != before[0], f"{name}: moving {control_name} did not change the figure"
             control.value = start

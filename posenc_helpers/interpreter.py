@@ -78,12 +78,18 @@ def _number(token: str, what: str) -> float:
 
 def _vector_from(fn_name: str, result, length: int) -> np.ndarray:
     """Turn what an implementation returned into a float vector of the expected length."""
+    shown = repr(result) if len(repr(result)) <= 60 else repr(result)[:57] + "..."
     try:
-        arr = np.asarray(result, dtype=np.float64)
+        arr = np.asarray(result)
     except (TypeError, ValueError):
-        raise CommandError(f"{fn_name} returned {result!r}, which is not a sequence of numbers") from None
+        arr = np.asarray(None, dtype=object)
+    if arr.dtype.kind not in "biuf":
+        raise CommandError(f"{fn_name} returned {shown}, which is not a sequence of real numbers")
     if arr.shape != (length,):
         raise CommandError(f"{fn_name} returned shape {arr.shape}, expected ({length},)")
+    arr = arr.astype(np.float64)
+    if not np.isfinite(arr).all():
+        raise CommandError(f"{fn_name} returned {shown}, which holds a value that is not finite")
     return arr
 
 

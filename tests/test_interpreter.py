@@ -157,3 +157,19 @@ def test_learner_functions_that_raise_or_return_junk_are_reported():
 @pytest.mark.parametrize("value, text", [(-0.00001, "0.0000"), (-0.00005, "-0.0001"), (1.23456, "1.2346"), (-0.0, "0.0000")])
 def test_format_numbers(value, text):
     assert format_numbers([value]) == text
+
+
+@pytest.mark.parametrize(
+    "returned, message",
+    [
+        ([None, None], "ROPE returned [None, None], which is not a sequence of real numbers"),
+        ("ab", "ROPE returned 'ab', which is not a sequence of real numbers"),
+        ([float("nan"), 1.0], "ROPE returned [nan, 1.0], which holds a value that is not finite"),
+        ([1 + 1j, 0], "ROPE returned [(1+1j), 0], which is not a sequence of real numbers"),
+    ],
+)
+def test_learner_results_that_are_not_finite_numbers_are_errors_not_nan(returned, message):
+    out, err = io.StringIO(), io.StringIO()
+    assert run_commands(["ROPE 1 1 0"], rope=lambda x, pos: returned, out=out, err=err) == 1
+    assert err.getvalue() == f"error: line 1: {message}\n"
+    assert out.getvalue() == ""

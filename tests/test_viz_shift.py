@@ -202,7 +202,6 @@ def test_demo_follows_pos_and_offset_to_the_right_points():
             np.testing.assert_allclose(data[2 * k : 2 * k + 2, 2 * k : 2 * k + 2], block_literal(offset, k, 4))
         c, s = block_literal(offset, 0, 4)[0]
         assert demo.handles["matrix"]["texts"][0][1].get_text() == f"{s:.5f}"
-        assert demo.handles["matrix"]["title"].get_text() == f"T for offset = {offset}"
         assert f"pos = {pos}, offset = {offset}" in demo.readout.value
 
 

@@ -161,7 +161,8 @@ def plot_clock_faces(axes, pos, dim, base=10000.0, animated: bool = False) -> li
 
     ``axes`` must hold at least ceil(dim/2) Axes. Each face's title names the
     pair, its frequency ω_k = base^(−2k/dim) and its angle. Returns one dict
-    per face (see :func:`draw_clock_face`). Taught in notebooks/01-clock-hands.ipynb.
+    per face (see :func:`draw_clock_face`); every face gets an x label, the
+    first a y label. Taught in notebooks/01-clock-hands.ipynb.
 
     >>> from posenc_helpers.viz import new_figure
     >>> fig, axes = new_figure(1, 2, figsize=(6, 3))
@@ -182,6 +183,8 @@ def plot_clock_faces(axes, pos, dim, base=10000.0, animated: bool = False) -> li
         # θ_k = pos · ω_k
         angle = pos * omega[k]
         faces.append(draw_clock_face(ax, angle, _face_title(k, omega[k], angle, False), animated=animated))
+        ax.set_xlabel(r"$\cos\theta_k$ (unitless)")
+        ax.set_ylabel(r"$\sin\theta_k$ (unitless)" if k == 0 else "")
     return faces
 
 
@@ -255,17 +258,15 @@ def plot_dimension_waves(axes, dims, dim, base=10000.0, max_pos: int = 50) -> di
         (dot,) = ax.plot(whole, func(whole * omega[k]), "o", color=color, markersize=4)
         ax.set_ylim(-1.2, 1.2)
         ax.set_xlim(0, max_pos)
-        ax.set_ylabel("value")
-        ax.set_title(f"i = {i}: {name}(pos·ω_{k}), ω_{k} = {_fmt(omega[k])}, λ = {2 * np.pi / omega[k]:.1f}", loc="left")
+        ax.set_ylabel("value (unitless)")
+        ax.set_title(
+            rf"$i = {i}$: $\{name}(\mathrm{{pos}}\cdot\omega_{{{k}}})$,  $\omega_{{{k}}} = {_fmt(omega[k])}$,"
+            rf"  $\lambda_{{{k}}} = {2 * np.pi / omega[k]:.1f}$",
+            loc="left",
+        )
         curves.append(curve)
         dots.append(dot)
-    for ax in axes[: len(dims)]:
-        ax.set_xlabel("")
     axes[len(dims) - 1].set_xlabel("position pos (tokens)")
-    if len(dims) > 1:
-        axes[0].figure.supylabel("PE(pos, i) (unitless)")
-    else:
-        axes[0].set_ylabel("PE(pos, i) (unitless)")
     return {"curves": curves, "dots": dots}
 
 

@@ -25,7 +25,7 @@ from matplotlib.patches import Rectangle
 
 from .. import _validate as v
 from ..core import alibi_bias, alibi_slopes, frequencies, rope, sinusoidal
-from . import OKABE_ITO, SEQUENTIAL_CMAP, new_figure, style
+from . import OKABE_ITO, new_figure, style
 
 __all__ = [
     "learned_table",

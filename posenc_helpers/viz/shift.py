@@ -190,11 +190,13 @@ def update_pair_shift(handles, pos, offset) -> None:
 def draw_matrix(ax, T, title="") -> dict:
     """Draw a small matrix as a heatmap in ±1 with its numbers written in the cells.
 
-    Returns {"image", "texts"}; the image and the entries inside the 2 × 2
-    blocks are animated, so :func:`update_matrix` can change them (entries
-    outside the blocks are always 0). The title is static: text is the
-    slowest thing to redraw, so the demo's readout carries the offset. Thin lines mark the 2 × 2 blocks.
-    Taught in notebooks/03-shift-matrix.ipynb.
+    Returns {"image", "texts"}: "image" is a QuadMesh (one coloured cell per
+    entry; ``get_array()`` gives the matrix, masked outside the 2 × 2 blocks,
+    whose entries are always 0) and "texts" the numbers, row by row. The
+    cells and the numbers inside the blocks are animated, so
+    :func:`update_matrix` can change them. The title is static: text is the
+    slowest thing to redraw, so the demo's readout carries the offset. Thin
+    lines mark the blocks. Taught in notebooks/03-shift-matrix.ipynb.
 
     >>> fig, ax = new_figure()
     >>> h = draw_matrix(ax, shift_matrix(1, 4))
@@ -206,9 +208,14 @@ def draw_matrix(ax, T, title="") -> dict:
     # the cells outside the 2 × 2 blocks are always 0: they are masked out of the
     # (animated) image and show the static background, painted the colour of 0
     ax.set_facecolor(matplotlib.colormaps[DIVERGING_CMAP](0.5))
-    image = ax.imshow(_blocks_only(T), cmap=DIVERGING_CMAP, vmin=-1.0, vmax=1.0, animated=True)
+    # a mesh of n × n unit cells centred on the integers (cheaper to redraw than a resampled image)
+    edges = np.arange(n + 1) - 0.5
+    image = ax.pcolormesh(edges, edges, _blocks_only(T), cmap=DIVERGING_CMAP, vmin=-1.0, vmax=1.0, animated=True)
+    ax.set_xlim(-0.5, n - 0.5)
+    ax.set_ylim(n - 0.5, -0.5)  # row 0 at the top, as a matrix is written
+    ax.set_aspect("equal")
     for edge in range(2, n, 2):
-        # block edges, animated so that they stay on top of the (animated) image
+        # block edges, animated so that they stay on top of the (animated) cells
         ax.axhline(edge - 0.5, color="0.3", linewidth=1.5, animated=True, zorder=3)
         ax.axvline(edge - 0.5, color="0.3", linewidth=1.5, animated=True, zorder=3)
     ax.set_xticks(range(n))
@@ -238,7 +245,7 @@ def _cell_text(value: float) -> str:
 def update_matrix(handles, T) -> None:
     """Show a new matrix (same shape) in the artists of :func:`draw_matrix`."""
     T = np.asarray(T, dtype=np.float64)
-    handles["image"].set_data(_blocks_only(T))
+    handles["image"].set_array(_blocks_only(T))
     for i, row in enumerate(handles["texts"]):
         for j, text in enumerate(row):
             text.set_text(_cell_text(T[i, j]))

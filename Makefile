@@ -38,9 +38,9 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py
 	$(PY) benchmarks/bench_sliders.py
 
-# Presentation mode: the notebook served by Voila with its code hidden.
+# Presentation mode: the notebook served by Voila with its code hidden (PORT=8866 by default).
 present: $(STAMP)
-	$(VENV)/bin/voila $(NB) --no-browser --Voila.ip=127.0.0.1
+	$(PY) -m posenc_helpers.present $(NB) $(if $(PORT),--port=$(PORT),)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -342,15 +342,10 @@ def start_lab(serve_dir: Path, home: Path) -> Server:
 
 
 def voila_command(notebook: Path, port: int, token: str) -> list[str]:
-    """The command ``make present`` runs, on a given port and with a token."""
-    return [
-        sys.executable, "-m", "voila", str(notebook),
-        "--no-browser",
-        "--Voila.ip=127.0.0.1",
-        f"--port={port}",
-        f"--token={token}",
-        "--show_tracebacks=True",
-    ]
+    """Exactly what ``make present`` runs (posenc_helpers.present), on a given port and with a token."""
+    from posenc_helpers.present import voila_command
+
+    return voila_command(notebook, port=port, token=token, python=sys.executable)
 
 
 def start_voila(notebook: Path, home: Path) -> Server:
@@ -533,6 +528,20 @@ def wait_for_demos(page, timeout_ms: float = 60000) -> int:
             count, stable_since = now, time.monotonic()
         page.wait_for_timeout(100)
     return count
+
+
+def broken_images(page) -> list[str]:
+    """Images on the page that finished loading but show nothing (e.g. a figure the server could not find)."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('img')]
+                 .filter(i => i.complete && i.naturalWidth === 0 && i.getAttribute('src'))
+                 .map(i => (i.getAttribute('alt') || '') + ' <' + i.getAttribute('src').slice(0, 80) + '>')"""
+    )
+
+
+def markdown_images(page) -> int:
+    """How many images the markdown (prose) cells show."""
+    return page.locator(".jp-RenderedMarkdown img").count()
 
 
 # --------------------------------------------------------------------------- JupyterLab

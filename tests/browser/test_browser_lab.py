@@ -25,6 +25,7 @@ def test_slider_demos_in_jupyterlab(demo_notebook, lab_server, served_dir, page,
         assert errors == [], f"{relpath}: cells show errors after Run All: {errors}"
         count = pb.wait_for_demos(page)
         assert count >= 1, f"{relpath} builds a slider demo but no .posenc-demo appeared"
+        assert pb.broken_images(page) == [], f"{relpath}: broken images: {pb.broken_images(page)}"
         records, problems = pb.exercise_demos(page, relpath, "lab", artifacts, steps=pb.steps_per_slider())
         latency_records.extend(records)
         assert problems == [], "\n".join(problems)

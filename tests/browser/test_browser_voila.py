@@ -6,7 +6,9 @@ move its figure exactly as in JupyterLab.
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -18,9 +20,10 @@ PREFERRED = "01-clock-hands.ipynb"
 
 
 def presentation_notebook():
-    """The notebook `make present` opens by default, else the first one with a slider demo."""
+    """``$POSENC_PRESENT_NB`` (a file name), else the notebook `make present` opens by default, else the first demo."""
     found = pb.demo_notebooks()
-    preferred = [p for p in found if p.name == PREFERRED]
+    wanted = os.environ.get("POSENC_PRESENT_NB", PREFERRED)
+    preferred = [p for p in found if p.name == Path(wanted).name]
     return (preferred or found or [None])[0]
 
 
@@ -52,6 +55,12 @@ def test_presentation_mode_hides_code_and_moves_a_slider(voila_server, page, art
     assert code_line and code_line not in text, f"Voila shows code: {code_line!r}"
     # No cell failed (Voila runs with --show_tracebacks=True, so an error would be printed).
     assert "Traceback" not in text and not re.search(r"There was an error when executing cell", text), text[-2000:]
+
+    # Figures shown: every markdown image (../figures/NN-slug.png) was inlined and loads.
+    page.wait_for_load_state("load")
+    assert pb.broken_images(page) == [], f"broken images in Voila: {pb.broken_images(page)}"
+    if "../figures/" in copy.read_text(encoding="utf-8"):
+        assert pb.markdown_images(page) >= 1, "the notebook shows figures/ images but Voila shows none"
 
     records, problems = pb.exercise_demos(page, copy.name, "voila", artifacts, steps=pb.steps_per_slider())
     latency_records.extend(records)

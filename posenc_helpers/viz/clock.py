@@ -331,7 +331,11 @@ def plot_unit_circle_walk(ax, positions=WALK_POSITIONS, omega: float = 1.0) -> d
 def make_unit_circle_walk():
     """The figure ``figures/01-unit-circle-walk.png``: the fast pair (ω_0 = 1) at pos 0, 2, 4, 6, 7.
 
-    Taught in notebooks/01-clock-hands.ipynb.
+    Each point is (cos θ, sin θ) with θ = pos·1. Taught in notebooks/01-clock-hands.ipynb.
+
+    >>> fig = make_unit_circle_walk()
+    >>> fig.axes[0].lines[-1].get_xydata()        # the start marker: θ = 0 gives (cos 0, sin 0) = (1, 0)
+    array([[1., 0.]])
     """
     fig, ax = new_figure(figsize=(7.5, 6.0))
     plot_unit_circle_walk(ax, WALK_POSITIONS, 1.0)
@@ -352,6 +356,10 @@ def make_clock_figure(n_faces: int = N_FACES):
     Only the hands, arcs, the last face's title, the "unused" notes and the
     settings line change, so a frame redraws little text (text is the slow part).
     Taught in notebooks/01-clock-hands.ipynb.
+
+    >>> fig, handles = make_clock_figure()
+    >>> len(handles["faces"]), handles["faces"][0]["hand"].get_animated()
+    (8, True)
     """
     n_faces = v.positive_int("n_faces", n_faces)
     ncols = (n_faces + 1) // 2
@@ -396,6 +404,13 @@ def update_clock(handles, pos, dim, base=10000.0) -> str:
     their hand. The readout tabulates, per shown pair, ω_k, λ_k = 2π/ω_k, the
     angle θ_k = pos·ω_k, the angle wrapped into [0, 2π), sin θ_k and cos θ_k.
     Taught in notebooks/01-clock-hands.ipynb.
+
+    >>> fig, handles = make_clock_figure()
+    >>> html = update_clock(handles, 100, 4)       # pair 1: θ_1 = 100·0.01 = 1 rad
+    >>> handles["faces"][1]["tip"].get_xydata().round(4)   # (cos 1, sin 1)
+    array([[0.5403, 0.8415]])
+    >>> handles["faces"][2]["hand"].get_visible()  # D = 4 has only 2 pairs
+    False
     """
     omega = frequencies(dim, base)
     dim = int(dim)

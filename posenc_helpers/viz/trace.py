@@ -179,7 +179,18 @@ def plot_pe_bars(ax, vector, max_dim: int | None = None, animated: bool = False)
 
 
 def set_pe_bars(handles: dict, vector) -> None:
-    """Show ``vector`` on bars made by :func:`plot_pe_bars`; slots beyond its length are hidden and shaded."""
+    """Show ``vector`` on bars made by :func:`plot_pe_bars`; slots beyond its length are hidden and shaded.
+
+    Bar i gets height PE(pos, i); the shaded span covers i = len(vector) … max_dim − 1.
+    Taught in notebooks/02-pos2-trace.ipynb.
+
+    >>> from posenc_helpers.viz import new_figure
+    >>> fig, ax = new_figure()
+    >>> h = plot_pe_bars(ax, [0.0, 1.0], max_dim=4)       # PE(0) for D = 2
+    >>> set_pe_bars(h, [0.8415, 0.5403, 0.01])            # PE(1) for D = 3: sin 1, cos 1, sin(1/10000^(2/3))
+    >>> [b.get_visible() for b in h["bars"]], h["beyond"].get_x()
+    ([True, True, True, False], 2.5)
+    """
     vector = np.asarray(vector, dtype=np.float64)
     # 4 decimals fit above a bar while there are at most 8 of them; the readout always has 4
     decimals = 4 if len(vector) <= 8 else 2
@@ -204,6 +215,12 @@ def plot_pair_points(ax, max_pairs: int, animated: bool = False) -> dict:
     Pair k is the point (cos θ_k, sin θ_k) joined to the origin by a hand; a
     lone sine (odd D) is drawn hollow. Returns ``{"hands", "points", "lone",
     "labels"}``. Taught in notebooks/02-pos2-trace.ipynb.
+
+    >>> from posenc_helpers.viz import new_figure
+    >>> fig, ax = new_figure()
+    >>> h = plot_pair_points(ax, 3)
+    >>> len(h["labels"]), h["points"].get_xydata().shape   # empty until set_pair_points fills it
+    (3, (0, 2))
     """
     max_pairs = v.positive_int("max_pairs", max_pairs)
     t = np.linspace(0.0, 2.0 * np.pi, 181)
@@ -236,7 +253,19 @@ def plot_pair_points(ax, max_pairs: int, animated: bool = False) -> dict:
 
 
 def set_pair_points(handles: dict, rows) -> None:
-    """Move the points of :func:`plot_pair_points` to the pairs of a trace (see :func:`trace_rows`)."""
+    """Move the points of :func:`plot_pair_points` to the pairs of a trace (see :func:`trace_rows`).
+
+    Pair k goes to (cos θ_k, sin θ_k); pairs whose points nearly coincide share one label.
+    Taught in notebooks/02-pos2-trace.ipynb.
+
+    >>> from posenc_helpers.viz import new_figure
+    >>> fig, ax = new_figure()
+    >>> h = plot_pair_points(ax, 2)
+    >>> set_pair_points(h, trace_rows(2, 4))     # (cos 2, sin 2) and (cos 0.02, sin 0.02)
+    >>> h["points"].get_xydata().round(4)
+    array([[-0.4161,  0.9093],
+           [ 0.9998,  0.02  ]])
+    """
     full = [r for r in rows if r["cos"] is not None]
     single = [r for r in rows if r["cos"] is None]
     # pair k sits at (cos θ_k, sin θ_k); a hand joins it to the origin (NaN breaks the line between hands)
@@ -299,7 +328,12 @@ def plot_exponent_mistake(ax, dim: int = 8, base=10000.0) -> dict:
 
 
 def make_exponent_mistake():
-    """The figure ``figures/02-element-index-mistake.png`` (D = 8). Taught in notebooks/02-pos2-trace.ipynb."""
+    """The figure ``figures/02-element-index-mistake.png`` (D = 8). Taught in notebooks/02-pos2-trace.ipynb.
+
+    >>> fig = make_exponent_mistake()
+    >>> fig.axes[0].lines[1].get_ydata()[:3]      # the mistake's divisors 10000^(2i/8): 1, 10, 100
+    array([  1.,  10., 100.])
+    """
     fig, ax = new_figure(figsize=(8.0, 4.5))
     plot_exponent_mistake(ax, dim=8)
     return fig
@@ -313,6 +347,10 @@ def make_trace_figure(max_dim: int = MAX_DIM):
 
     Returns ``(fig, handles)`` with ``handles = {"bars": …, "circle": …, "title": Text}``.
     Taught in notebooks/02-pos2-trace.ipynb.
+
+    >>> fig, handles = make_trace_figure()
+    >>> len(handles["bars"]["bars"]), len(handles["circle"]["labels"])   # 12 element slots, 6 pair slots
+    (12, 6)
     """
     max_dim = v.positive_int("max_dim", max_dim)
     fig, (ax_bars, ax_circle) = new_figure(1, 2, figsize=(10.0, 4.2), width_ratios=[1.75, 1.0])
@@ -327,7 +365,13 @@ def make_trace_figure(max_dim: int = MAX_DIM):
 def update_trace(handles, pos, dim, base=10000.0) -> str:
     """Build the trace of PE(pos) for this D: move bars and points, return the table as HTML.
 
+    Each row: divisor = base^(2k/D), angle = pos / divisor, sin and cos of the angle.
     Taught in notebooks/02-pos2-trace.ipynb.
+
+    >>> fig, handles = make_trace_figure()
+    >>> html = update_trace(handles, 2, 4)
+    >>> "10000^(2/4) = 100" in html and "PE(2) = [0.9093, -0.4161, 0.0200, 0.9998]" in html
+    True
     """
     rows = trace_rows(pos, dim, base)
     dim = int(dim)

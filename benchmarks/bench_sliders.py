@@ -14,26 +14,24 @@ import statistics
 import sys
 import time
 
-from posenc_helpers.demo import registry
+from posenc_helpers.demo import neighbour_value, registry
 
 TARGET_MS = 50.0
 STEPS = 6  # steps each way, per control
 
 
 def step_values(control) -> list:
+    """STEPS steps right, back to the start, STEPS steps left, back: as a hand drags."""
     start = control.value
-    if hasattr(control, "options"):  # a choice (e.g. ToggleButtons): every other option, then back
-        return [option for option in control.options if option != start] + [start]
-    step = getattr(control, "step", 1) or 1
     values = []
     for direction in (1, -1):
         value = start
         for _ in range(STEPS):
-            nxt = value + direction * step
-            if not (control.min <= nxt <= control.max):
-                break
+            nxt = neighbour_value(control, direction, value)
+            if (nxt - value) * direction <= 0 if not hasattr(control, "options") else nxt == start:
+                break  # the end of the range (or, for a choice, back to the start)
+            values.append(nxt)
             value = nxt
-            values.append(value)
         values.append(start)
     return values
 

@@ -15,8 +15,10 @@ ticks, labels) is drawn once into a cached background. A frame restores that
 background, draws only the animated artists, and encodes the PNG. If an
 update changes any axes' limits or visibility, the background is redrawn
 automatically; ``update`` may also return ``(readout, True)`` to force that.
-Animated artists are still drawn when the figure is saved or shown
-statically (``savefig`` draws everything), so the same figure serves both.
+Animated artists that belong to an Axes are still drawn when the figure is
+saved or shown statically (``savefig`` draws them), so the same figure serves
+both. Matplotlib never draws an animated artist placed on the Figure itself
+(``fig.text``) when saving: put changing text on an Axes instead.
 
 >>> from posenc_helpers.viz import new_figure
 >>> def make():
@@ -41,6 +43,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import ipywidgets as widgets
+import numpy as np
 
 from .viz import style
 
@@ -73,6 +76,35 @@ def log_slider(name: str, label: str, min_exp: float, max_exp: float, value: flo
         widgets.FloatLogSlider, name, label, base=10, min=min_exp, max=max_exp, value=value, step=step,
         readout_format=".4g",
     )
+
+
+def neighbour_value(control, direction: int = 1, value=None):
+    """The value one step away from ``value`` (default ``control.value``; +1 right, −1 left), as a hand moves it.
+
+    Integer and float sliders move by ``step``; a log slider moves its exponent
+    by ``step``; a choice widget (with ``options``) takes the next option. At
+    either end of a slider's range the step goes the other way.
+
+    >>> neighbour_value(int_slider("pos", "pos (position)", 0, 10, 10))
+    9
+    >>> round(neighbour_value(log_slider("base", "base (frequency base)", 2, 6, 10000.0)))
+    11220
+    """
+    value = control.value if value is None else value
+    if hasattr(control, "options"):
+        options = [o[1] if isinstance(o, tuple) else o for o in control.options]
+        return options[(options.index(value) + direction) % len(options)]
+    step = control.step or 1
+    if isinstance(control, widgets.FloatLogSlider):
+        exponent = np.log(value) / np.log(control.base)
+        nxt = exponent + direction * step
+        if not control.min <= nxt <= control.max:
+            nxt = exponent - direction * step
+        return float(control.base**nxt)
+    nxt = value + direction * step
+    if not control.min <= nxt <= control.max:
+        nxt = value - direction * step
+    return nxt
 
 
 def render_png(fig) -> bytes:
@@ -124,6 +156,8 @@ class SliderDemo(widgets.VBox):
         self._layout = self.fig.get_layout_engine()
         self._background = None
         self._signature = None
+        self._census = None
+        self._animated = []
         self.controls = {c.demo_name: c for c in controls}
         self.image = widgets.Image(format="png", layout={"width": f"{self.fig.get_figwidth() * self.fig.dpi:.0f}px"})
         self.readout = widgets.HTML(layout={"margin": "0 0 0 1em"})
@@ -170,9 +204,15 @@ class SliderDemo(widgets.VBox):
             self._signature = signature
         else:
             self._canvas.restore_region(self._background)
-        animated = self.fig.findobj(lambda a: a.get_animated() and a.get_visible())
-        for artist in sorted(animated, key=lambda a: a.get_zorder()):
-            (artist.axes or self.fig).draw_artist(artist)
+        # The artists to draw each frame, found again only when artists were added or removed
+        # (findobj walks the whole figure, a few ms).
+        census = (len(self.fig.get_children()),) + tuple(len(ax.get_children()) for ax in self.fig.axes)
+        if census != self._census:
+            self._animated = sorted(self.fig.findobj(lambda a: a.get_animated()), key=lambda a: a.get_zorder())
+            self._census = census
+        for artist in self._animated:
+            if artist.get_visible():
+                (artist.axes or self.fig).draw_artist(artist)
         return _encode_rgba(self._canvas)
 
     def set_values(self, **values) -> None:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from posenc_helpers.demo import SliderDemo, float_slider, int_slider, log_slider, registry, render_png
+from posenc_helpers.demo import SliderDemo, float_slider, int_slider, log_slider, neighbour_value, registry, render_png
 from posenc_helpers.viz import FONT_SIZE, new_figure
 
 
@@ -118,13 +118,7 @@ def test_every_registered_demo_builds_and_follows_each_slider():
         for control_name, control in demo.controls.items():
             before = (demo.image.value, demo.readout.value)
             start = control.value
-            if hasattr(control, "options"):  # a choice (e.g. ToggleButtons): take the next option
-                options = list(control.options)
-                new = options[(options.index(start) + 1) % len(options)]
-            else:
-                step = getattr(control, "step", 1) or 1
-                new = start + step if start + step <= control.max else start - step
-            control.value = new
+            control.value = neighbour_value(control)
             assert demo.image.value != before[0], f"{name}: moving {control_name} did not change the figure"
             control.value = start
             assert demo.readout.value == before[1], f"{name}: readout not restored after moving {control_name} back"

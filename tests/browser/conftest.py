@@ -113,7 +113,8 @@ def served_dir(temp_root):
 
 @pytest.fixture(scope="session")
 def lab_server(served_dir, temp_root):
-    server = pb.start_lab(served_dir, temp_root / "lab-home")
+    # Rooted above notebooks/, as `make lab` is, so markdown images ../figures/NN-slug.png load.
+    server = pb.start_lab(served_dir.parent, temp_root / "lab-home")
     try:
         yield server
     finally:

@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 def test_slider_demos_in_jupyterlab(demo_notebook, lab_server, served_dir, page, artifacts, latency_records):
     copy = pb.served_path(served_dir, demo_notebook)
-    relpath = copy.relative_to(served_dir).as_posix()
+    relpath = copy.relative_to(served_dir.parent).as_posix()  # e.g. notebooks/01-clock-hands.ipynb
     try:
         errors = pb.run_notebook_in_lab(page, lab_server, relpath, workspace=copy.stem.replace(".", "-"))
         assert errors == [], f"{relpath}: cells show errors after Run All: {errors}"

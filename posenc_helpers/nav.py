@@ -96,7 +96,10 @@ def with_navigation(nb: dict, text: str) -> dict:
 
 
 def _dump(nb: dict) -> str:
-    return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
+    """Exactly what nbformat writes (sorted keys, sources split into lines), so runs don't churn."""
+    import nbformat
+
+    return nbformat.writes(nbformat.from_dict(nb), version=nbformat.NO_CONVERT) + "\n"
 
 
 def contents_table(items: list[Entry], sols: list[Entry]) -> str:

@@ -135,7 +135,7 @@ def chromium(browser_required):
 
 @pytest.fixture
 def page(chromium):
-    context = chromium.new_context(viewport={"width": 1280, "height": 900}, device_scale_factor=1)
+    context = chromium.new_context(viewport={"width": 1280, "height": 1800}, device_scale_factor=1)
     page = context.new_page()
     page.set_default_timeout(60000)
     try:

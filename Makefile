@@ -17,8 +17,9 @@ $(STAMP): requirements.txt pyproject.toml
 
 install: $(STAMP)
 
+# Rooted at the repo (so the notebooks' ../figures/ images load), opening in notebooks/.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab $(ROOT_FLAG) notebooks/
+	$(VENV)/bin/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
 
 test: $(STAMP)
 	$(PY) -m pytest

@@ -5,7 +5,8 @@ The order of the notebooks comes from their file names
 the notebook. The script rewrites
 
 * the first and the last cell of every numbered notebook: a markdown cell that
-  starts with ``<!--NAVIGATION-->`` and links previous · contents · next;
+  starts with ``<!--NAVIGATION-->`` and links previous · contents · next (a
+  solution notebook links back to its exercise and to the contents);
 * the README's contents table, between ``<!--CONTENTS-->`` and
   ``<!--/CONTENTS-->``; solution notebooks under ``notebooks/solutions/`` are
   listed after it.
@@ -84,6 +85,15 @@ def nav_line(items: list[Entry], index: int) -> str:
     return f"{MARK}\n" + " | ".join(parts)
 
 
+def solution_nav_line(exercise: Entry | None) -> str:
+    """A solution notebook links back to its exercise and to the contents."""
+    parts = []
+    if exercise is not None:
+        parts.append(f"&lt; [Back to the exercise: {exercise.title}](../{exercise.path.name})")
+    parts.append("[Contents](../../README.md#contents)")
+    return f"{MARK}\n" + " | ".join(parts)
+
+
 def _nav_cell(text: str, which: str) -> dict:
     return {"cell_type": "markdown", "id": f"nav-{which}", "metadata": {}, "source": text}
 
@@ -123,6 +133,12 @@ def planned_changes(root: Path = ROOT) -> dict[Path, str]:
         new = _dump(with_navigation(json.loads(old), nav_line(items, index)))
         if new != old:
             changes[entry.path] = new
+    for sol in solutions(root):
+        exercise = next((e for e in items if e.number == sol.number), None)
+        old = sol.path.read_text(encoding="utf-8")
+        new = _dump(with_navigation(json.loads(old), solution_nav_line(exercise)))
+        if new != old:
+            changes[sol.path] = new
     readme = root / "README.md"
     text = readme.read_text(encoding="utf-8")
     if START not in text or END not in text:

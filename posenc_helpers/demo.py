@@ -47,9 +47,18 @@ import numpy as np
 
 from .viz import style
 
-#: Layout shared by every control: a label wide enough for "pos (position)".
-_CONTROL_STYLE = {"description_width": "12em"}
-_CONTROL_LAYOUT = {"width": "34em"}
+#: Layout shared by every control: a label wide enough for "shift (added to m and n)".
+_CONTROL_STYLE = {"description_width": "16em"}
+_CONTROL_LAYOUT = {"width": "42em"}
+
+#: Readout tables, readable from the back of a room: padded columns, aligned digits.
+READOUT_CSS = """<style>
+.posenc-readout { font-size: 15px; }
+.posenc-readout table { border-collapse: collapse; margin-top: 0.3em; }
+.posenc-readout th, .posenc-readout td { padding: 0.15em 0.9em; text-align: right; font-variant-numeric: tabular-nums; }
+.posenc-readout th { border-bottom: 1px solid #888; }
+.posenc-demo .widget-label { font-size: 14px; }
+</style>"""
 
 
 def _control(cls, name: str, label: str, **kw):
@@ -163,7 +172,8 @@ class SliderDemo(widgets.VBox):
         self.readout = widgets.HTML(layout={"margin": "0 0 0 1em"})
         self.readout.add_class("posenc-readout")
         self.image.add_class("posenc-figure")
-        children = [widgets.HTML(f"<b>{title}</b>")] if title else []
+        children = [widgets.HTML(READOUT_CSS, layout={"height": "0px"})]
+        children += [widgets.HTML(f"<b>{title}</b>")] if title else []
         super().__init__(children=children + [widgets.VBox(list(controls)), self.image, self.readout])
         self.add_class("posenc-demo")
         self.refresh()

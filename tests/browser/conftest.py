@@ -89,7 +89,7 @@ def browser_required():
 
 @pytest.fixture(scope="session")
 def temp_root(browser_required, tmp_path_factory):
-    """Server homes and the notebook copy live here; removed at the end of the session."""
+    """Server homes (with their logs) and the notebook copy; pytest keeps its last three temp dirs."""
     return tmp_path_factory.mktemp("posenc-browser")
 
 

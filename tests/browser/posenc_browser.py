@@ -352,8 +352,8 @@ def start_voila(notebook: Path, home: Path) -> Server:
     """Voilà serving one notebook (code hidden), as ``make present`` does; waits until it answers."""
     port, token = free_port(), secrets.token_hex(16)
     env = jupyter_env(home)
-    server = _spawn("Voila", voila_command(notebook, port, token), env, notebook.parent,
-                    home / "voila.log", port, token)
+    command = voila_command(notebook, port, token) + [f"--Voila.connection_dir_root={env['JUPYTER_RUNTIME_DIR']}"]
+    server = _spawn("Voila", command, env, notebook.parent, home / "voila.log", port, token)
     try:
         # Voila 0.5 has no /api/status; its static files answer once it serves.
         server.wait_ready("/voila/static/voila.js")

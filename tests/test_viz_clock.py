@@ -149,8 +149,13 @@ def test_unit_circle_walk_matches_the_lesson():
         assert (y, x) == pytest.approx((s, c), abs=6e-4)
     np.testing.assert_allclose(h["start"].get_xydata(), [[1.0, 0.0]])
     texts = [t.get_text() for t in h["labels"]]
-    assert "pos 2" in texts[1] and "+0.909" in texts[1] and "-0.416" in texts[1]
-    assert "pos 7" in texts[4] and "+0.657" in texts[4] and "+0.754" in texts[4]
+    # each value is named: the point sits at x = cos, y = sin, so a bare "(sin, cos)" pair would read backwards
+    for text, pos in zip(texts, [0, 2, 4, 6, 7]):
+        sin_line = f"sin = {math.sin(pos):+.3f}".replace("-", "−")
+        cos_line = f"cos = {math.cos(pos):+.3f}".replace("-", "−")
+        assert text.splitlines() == [f"pos {pos}", sin_line, cos_line]
+    assert texts[1] == "pos 2\nsin = +0.909\ncos = −0.416"
+    assert texts[4] == "pos 7\nsin = +0.657\ncos = +0.754"
 
 
 def test_figure_registry():

@@ -169,6 +169,39 @@ def visible_heights(demo):
     return [float(b.get_height()) for b in demo.handles["bars"]["bars"] if b.get_visible()]
 
 
+@pytest.mark.parametrize(
+    ("x", "sign", "text"),
+    [
+        (0.5403023058681398, False, "0.5403"),      # cos 1: 4 decimals
+        (math.cos(0.01), False, "0.99995"),         # 0.99995000004: 4 decimals would say 1.0000
+        (-math.cos(0.01), True, "-0.99995"),
+        (0.99992, True, "+0.9999"),                 # 4 decimals already show it is not 1
+        (1.0, False, "1.0000"),                     # exactly 1 stays 1.0000
+        (-1.0, True, "-1.0000"),
+        (math.cos(0.002), False, "1.0000"),         # 0.999998: a fifth decimal would still say 1.00000
+        (0.0, True, "+0.0000"),
+    ],
+)
+def test_format_value(x, sign, text):
+    assert trace.format_value(x, sign=sign) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(min_value=-1.0, max_value=1.0, allow_nan=False))
+def test_format_value_never_hides_more_than_the_last_digit(x):
+    text = trace.format_value(x)
+    decimals = len(text.split(".")[1])
+    assert decimals in (4, 5)
+    # the printed number is x rounded to its shown decimals
+    assert abs(float(text) - x) <= 0.5 * 10.0**-decimals + 1e-12
+    # it says ±1.0000 only if x is within half a unit of the fifth decimal of ±1
+    if text.lstrip("-") == "1.0000":
+        assert 1 - abs(x) < 5e-6 + 1e-12
+    # five decimals are used only near ±1
+    if decimals == 5:
+        assert 5e-6 - 1e-12 <= 1 - abs(x) < 5e-5 + 1e-12
+
+
 def check_circle(demo, pos, dim):
     circle = demo.handles["circle"]
     full = [k for k in range((dim + 1) // 2) if 2 * k + 1 < dim]
@@ -194,7 +227,20 @@ def test_demo_pos_slider_rebuilds_the_trace(demo):
     # PE(1) = [sin 1, cos 1, sin 0.01, cos 0.01] = [0.8415, 0.5403, 0.0100, 0.99995]
     assert visible_heights(demo) == pytest.approx([0.8415, 0.5403, 0.0100, 0.99995], abs=5e-5)
     check_circle(demo, 1, 4)
-    assert "PE(1) = [0.8415, 0.5403, 0.0100, 1.0000]" in demo.readout.value
+    # cos 0.01 = 1 − 0.01²/2 + … = 0.99995000…: four decimals would print 1.0000, so the readout shows five
+    cos_001 = 1 - 0.01**2 / 2 + 0.01**4 / 24
+    assert f"{cos_001:.5f}" == "0.99995"
+    expected = f"PE(1) = [{math.sin(1):.4f}, {math.cos(1):.4f}, {math.sin(0.01):.4f}, {cos_001:.5f}]"
+    assert expected == "PE(1) = [0.8415, 0.5403, 0.0100, 0.99995]"
+    assert expected in demo.readout.value
+    assert "<td>+0.99995</td>" in demo.readout.value      # the table's cos column of pair 1
+    assert "+1.0000" not in demo.readout.value and "1.0000]" not in demo.readout.value
+
+
+def test_demo_readout_keeps_four_decimals_for_exact_ones(demo):
+    demo.controls["pos"].value = 0
+    # PE(0) = [sin 0, cos 0, sin 0, cos 0]: exactly 0 and 1, nothing to hide
+    assert "PE(0) = [0.0000, 1.0000, 0.0000, 1.0000]" in demo.readout.value
 
 
 def test_demo_dim_slider_handles_odd_dim(demo):

@@ -274,7 +274,8 @@ def plot_unit_circle_walk(ax, positions=WALK_POSITIONS, omega: float = 1.0) -> d
     """The walk of one pair around the unit circle: a point at (cos θ, sin θ), θ = pos·ω, per position.
 
     The start (1, 0) on the positive-cos axis is marked, the quadrants are
-    named, and each point is labelled with its pos and its (sin, cos) values.
+    named, and each point is labelled with its pos and its values, written out
+    by name ("sin = +0.909", "cos = −0.416"), since the point sits at x = cos, y = sin.
     Returns ``{"points", "start", "labels", "path"}``. Taught in
     notebooks/01-clock-hands.ipynb.
 
@@ -314,7 +315,8 @@ def plot_unit_circle_walk(ax, positions=WALK_POSITIONS, omega: float = 1.0) -> d
     labels = []
     for p, xi, yi in zip(positions, x, y):
         # put each label just outside the circle, in the direction of its point
-        text = f"pos {p:g}\n({yi:+.3f}, {xi:+.3f})"
+        # name each value: the point is (x, y) = (cos θ, sin θ), so an unnamed "(sin, cos)" pair reads backwards
+        text = f"pos {p:g}\nsin = {yi:+.3f}\ncos = {xi:+.3f}".replace("-", "−")
         ha = "left" if xi >= 0 else "right"
         va = "bottom" if yi >= 0 else "top"
         labels.append(ax.text(1.12 * xi, 1.12 * yi, text, ha=ha, va=va, fontsize=11))
@@ -323,7 +325,7 @@ def plot_unit_circle_walk(ax, positions=WALK_POSITIONS, omega: float = 1.0) -> d
     ax.set_aspect("equal")
     ax.set_xlabel("cos θ (unitless)")
     ax.set_ylabel("sin θ (unitless)")
-    ax.set_title(f"One pair's walk, θ = pos·ω with ω = {_fmt(omega)}; labels: (sin, cos)")
+    ax.set_title(f"One pair's walk: the point (cos θ, sin θ), θ = pos·ω, ω = {_fmt(omega)}")
     ax.legend(loc="lower left", fontsize=11)
     return {"points": points, "start": start, "labels": labels, "path": path}
 

@@ -27,6 +27,7 @@ from . import OKABE_ITO, new_figure
 __all__ = [
     "trace_rows",
     "format_trace",
+    "format_value",
     "sinusoidal_element_exponent",
     "plot_pe_bars",
     "plot_pair_points",
@@ -109,6 +110,28 @@ def format_trace(rows, decimals: int = 4) -> str:
             values.append(row["cos"])
     lines.append("PE = [" + ", ".join(f"{x:.{d}f}" for x in values) + "]")
     return "\n".join(lines)
+
+
+def format_value(x, sign: bool = False) -> str:
+    """One value of PE for the demo's readout: 4 decimals, or 5 where 4 would hide its distance from ±1.
+
+    A value that is not ±1 but rounds to ±1.0000 (cos 0.01 = 0.99995…) gets
+    a fifth decimal, so the readout does not claim it is exactly 1; exact ±1
+    and everything else keep 4. ``sign=True`` writes a leading + on positive
+    values (the table's columns). Taught in notebooks/02-pos2-trace.ipynb.
+
+    >>> format_value(0.5403023), format_value(np.cos(0.01)), format_value(1.0)   # cos 0.01 = 0.99995…
+    ('0.5403', '0.99995', '1.0000')
+    >>> format_value(-np.cos(0.01), sign=True), format_value(0.9093, sign=True)
+    ('-0.99995', '+0.9093')
+    """
+    x = v.real_scalar("x", x)
+    plus = "+" if sign else ""
+    four, five = f"{x:{plus}.4f}", f"{x:{plus}.5f}"
+    # ±1.0000 at 4 decimals, but not ±1.00000 at 5: the fifth decimal is the whole difference from 1
+    if four.lstrip("+-") == "1.0000" and five.lstrip("+-") != "1.00000":
+        return five
+    return four
 
 
 def sinusoidal_element_exponent(pos, dim, base=10000.0) -> np.ndarray:
@@ -372,6 +395,8 @@ def update_trace(handles, pos, dim, base=10000.0) -> str:
     >>> html = update_trace(handles, 2, 4)
     >>> "10000^(2/4) = 100" in html and "PE(2) = [0.9093, -0.4161, 0.0200, 0.9998]" in html
     True
+    >>> "PE(1) = [0.8415, 0.5403, 0.0100, 0.99995]" in update_trace(handles, 1, 4)   # cos 0.01 = 0.99995
+    True
     """
     rows = trace_rows(pos, dim, base)
     dim = int(dim)
@@ -385,11 +410,11 @@ def update_trace(handles, pos, dim, base=10000.0) -> str:
         vector.append(r["sin"])
         if r["cos"] is not None:
             vector.append(r["cos"])
-        cos = "– (lone sine)" if r["cos"] is None else f"{r['cos']:+.4f}"
+        cos = "– (lone sine)" if r["cos"] is None else format_value(r["cos"], sign=True)
         dims = f"{r['i_sin']}, {'–' if r['i_cos'] is None else r['i_cos']}"
         body.append(
             f"<tr><td>{r['k']}</td><td>{dims}</td><td>{base:g}^({2 * r['k']}/{dim}) = {r['divisor']:.6g}</td>"
-            f"<td>{r['angle']:.4f}</td><td>{r['sin']:+.4f}</td><td>{cos}</td></tr>"
+            f"<td>{r['angle']:.4f}</td><td>{format_value(r['sin'], sign=True)}</td><td>{cos}</td></tr>"
         )
     set_pe_bars(handles["bars"], vector)
     set_pair_points(handles["circle"], rows)
@@ -398,7 +423,8 @@ def update_trace(handles, pos, dim, base=10000.0) -> str:
         "<tr><th>pair k</th><th>dims</th><th>divisor base^(2k/D)</th><th>angle = pos / divisor (rad)</th>"
         "<th>sin</th><th>cos</th></tr>"
     )
-    pe = ", ".join(f"{x:.4f}" for x in vector)
+    # 4 decimals, 5 where 4 would round a value that is not ±1 to ±1.0000 (cos 0.01 = 0.99995)
+    pe = ", ".join(format_value(x) for x in vector)
     return (
         f"<b>Trace of PE(pos = {pos:g}) for D = {dim}</b>"
         f"<table style='font-family:monospace'>{head}{''.join(body)}</table>"

@@ -133,6 +133,16 @@ def test_learned_table_plot_marks_the_edge():
     assert h["missing"].get_x() == 15.5 and h["missing"].get_width() == 8
 
 
+def test_learned_table_plot_uses_a_symmetric_diverging_map():
+    table = vs.learned_table(16, 8)
+    fig, ax = new_figure()
+    h = vs.plot_learned_table(ax, table)
+    limit = max(abs(value) for row in table.tolist() for value in row)
+    assert h["image"].get_cmap().name == "RdBu_r"
+    assert h["image"].get_clim() == pytest.approx((-limit, limit))
+    assert h["colorbar"].ax.get_ylabel() == "E[pos, i] (unitless)"
+
+
 # --- the distance demo -------------------------------------------------------------------------------
 
 

@@ -25,7 +25,7 @@ from matplotlib.patches import Rectangle
 
 from .. import _validate as v
 from ..core import alibi_bias, alibi_slopes, frequencies, rope, sinusoidal
-from . import OKABE_ITO, new_figure, style
+from . import DIVERGING_CMAP, OKABE_ITO, new_figure, style
 
 __all__ = [
     "learned_table",
@@ -165,6 +165,8 @@ def learned_scores(table, distances) -> np.ndarray:
 def plot_learned_table(ax, table, show_until=None) -> dict:
     """Heatmap of a position table (rows = positions), with the missing rows beyond P hatched.
 
+    The entries are signed, so the colours are DIVERGING_CMAP with limits ±max|E|
+    (0 in the middle) and a labelled colorbar; the missing rows are grey.
     ``show_until`` (default 1.5·P) sets how far the position axis runs.
     Returns ``{"image", "edge", "missing", "colorbar"}``.
     Taught in notebooks/08-other-schemes.ipynb.
@@ -174,14 +176,17 @@ def plot_learned_table(ax, table, show_until=None) -> dict:
     >>> h = plot_learned_table(ax, learned_table(16, 8))
     >>> h["edge"].get_xdata().tolist()     # the hard edge sits at P = 16, the first missing row
     [15.5, 15.5]
+    >>> h["image"].get_cmap().name, h["image"].get_clim()[0] == -h["image"].get_clim()[1]
+    ('RdBu_r', True)
     """
     table = v.real_array("table", table)
     n_positions, dim = table.shape
     show_until = int(1.5 * n_positions) if show_until is None else v.positive_int("show_until", show_until)
+    # signed values: a diverging map, symmetric about 0
     limit = float(np.max(np.abs(table)))
-    image = ax.imshow(table.T, cmap="cividis", vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest",
+    image = ax.imshow(table.T, cmap=DIVERGING_CMAP, vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest",
                       extent=(-0.5, n_positions - 0.5, dim - 0.5, -0.5))
-    missing = ax.add_patch(Rectangle((n_positions - 0.5, -0.5), show_until - n_positions, dim, facecolor="white",
+    missing = ax.add_patch(Rectangle((n_positions - 0.5, -0.5), show_until - n_positions, dim, facecolor="0.85",
                                      edgecolor="0.4", hatch="//", linewidth=0))
     ax.text((n_positions + show_until) / 2 - 0.5, (dim - 1) / 2, f"no rows:\npos ≥ P = {n_positions}", ha="center",
             va="center", fontsize=12, bbox={"facecolor": "white", "edgecolor": "0.4"})

@@ -39,6 +39,8 @@ both. Matplotlib never draws an animated artist placed on the Figure itself
 from __future__ import annotations
 
 import io
+import struct
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -123,14 +125,40 @@ def render_png(fig) -> bytes:
     return buffer.getvalue()
 
 
-def _encode_rgba(canvas) -> bytes:
-    from PIL import Image
+def encode_png(rgba) -> bytes:
+    """An (h, w, 4) uint8 RGBA array as a PNG file: unfiltered scanlines, zlib level 1.
 
-    buffer = io.BytesIO()
-    Image.frombuffer("RGBA", canvas.get_width_height(), canvas.buffer_rgba(), "raw", "RGBA", 0, 1).save(
-        buffer, format="png", compress_level=1
+    Pillow's PNG writer tries five row filters per scanline, which costs
+    4–5× more than the compression itself on a plot's flat colours; a slider
+    frame is sent once and thrown away, so speed wins over the last 10 % of
+    size. Any PNG reader decodes the result (the tests use Pillow's).
+
+    >>> png = encode_png(np.zeros((2, 3, 4), dtype=np.uint8))
+    >>> png[:8] == b"\\x89PNG\\r\\n\\x1a\\n", len(png) < 100
+    (True, True)
+    """
+    rgba = np.ascontiguousarray(rgba, dtype=np.uint8)
+    if rgba.ndim != 3 or rgba.shape[2] != 4:
+        raise ValueError(f"rgba must have shape (height, width, 4), got {rgba.shape}")
+    height, width, _ = rgba.shape
+    # Each scanline: filter type 0 (none), then the row's bytes.
+    rows = np.zeros((height, 1 + 4 * width), dtype=np.uint8)
+    rows[:, 1:] = rgba.reshape(height, 4 * width)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8 bits, RGBA, deflate, no filter, no interlace
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows.tobytes(), 1))
+        + chunk(b"IEND", b"")
     )
-    return buffer.getvalue()
+
+
+def _encode_rgba(canvas) -> bytes:
+    return encode_png(np.asarray(canvas.buffer_rgba()))
 
 
 class SliderDemo(widgets.VBox):

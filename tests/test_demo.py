@@ -122,3 +122,13 @@ def test_every_registered_demo_builds_and_follows_each_slider():
             assert demo.image.value != before[0], f"{name}: moving {control_name} did not change the figure"
             control.value = start
             assert demo.readout.value == before[1], f"{name}: readout not restored after moving {control_name} back"
+
+
+def test_encode_png_round_trips_through_an_independent_decoder():
+    from posenc_helpers.demo import encode_png
+
+    rgba = np.random.default_rng(0).integers(0, 256, size=(7, 5, 4), dtype=np.uint8)
+    decoded = np.asarray(Image.open(io.BytesIO(encode_png(rgba))).convert("RGBA"))
+    np.testing.assert_array_equal(decoded, rgba)
+    with pytest.raises(ValueError, match=r"rgba must have shape \(height, width, 4\), got \(7, 5\)"):
+        encode_png(rgba[..., 0])

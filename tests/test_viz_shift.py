@@ -201,7 +201,8 @@ def test_demo_follows_pos_and_offset_to_the_right_points():
         for k in range(2):
             np.testing.assert_allclose(data[2 * k : 2 * k + 2, 2 * k : 2 * k + 2], block_literal(offset, k, 4))
         c, s = block_literal(offset, 0, 4)[0]
-        assert demo.handles["matrix"]["texts"][0][1].get_text() == f"{s:.5f}"
+        # the block's numbers are in the readout (the cells are colour only by default)
+        assert f"[[{c:.5f}, {s:.5f}], [{-s:.5f}, {c:.5f}]]" in demo.readout.value
         assert f"pos = {pos}, offset = {offset}" in demo.readout.value
 
 
@@ -238,15 +239,35 @@ def test_demo_readout_lists_every_pair_block():
     assert f"({math.sin(0.03):.4f}, {math.cos(0.03):.4f})" in html
 
 
-def test_demo_can_leave_the_numbers_to_the_readout():
-    demo = shift_demo(numbers=False)
+def test_demo_leaves_the_numbers_to_the_readout_by_default():
+    demo = shift_demo()
     texts = demo.handles["matrix"]["texts"]
-    assert not texts[0][0].get_visible() and not texts[3][2].get_visible()
-    assert texts[0][2].get_visible()  # the static zeros stay
+    # every cell inside a 2 × 2 block is hidden; the static zeros outside stay
+    for i in range(4):
+        for j in range(4):
+            assert texts[i][j].get_visible() == (i // 2 != j // 2), (i, j)
+    assert texts[0][2].get_text() == "0"
     demo.controls["offset"].value = 5
-    assert f"{math.cos(5):.5f}" in demo.readout.value
+    c, s = math.cos(5), math.sin(5)
+    assert f"[[{c:.5f}, {s:.5f}], [{-s:.5f}, {c:.5f}]]" in demo.readout.value
     data = demo.handles["matrix"]["image"].get_array()
     np.testing.assert_allclose(data[0:2, 0:2], block_literal(5, 0, 4))
+
+
+def test_demo_can_write_the_numbers_in_the_cells():
+    demo = shift_demo(numbers=True)
+    texts = demo.handles["matrix"]["texts"]
+    assert all(t.get_visible() for row in texts for t in row)
+    for offset in (5, -7):
+        demo.controls["offset"].value = offset
+        for k in range(2):
+            # block k of T_offset: [[cos ω_k·offset, sin ω_k·offset], [−sin, cos]]
+            theta = offset / 10000 ** (2 * k / 4)
+            cells = [[texts[2 * k + a][2 * k + b].get_text() for b in range(2)] for a in range(2)]
+            assert cells == [
+                [f"{math.cos(theta):.5f}", f"{math.sin(theta):.5f}"],
+                [f"{-math.sin(theta):.5f}", f"{math.cos(theta):.5f}"],
+            ]
 
 
 def test_demo_rejects_an_odd_or_large_dim():

@@ -329,14 +329,15 @@ def shift_readout(pos, offset, dim=4, base=10000.0) -> str:
     )
 
 
-def shift_demo(pos=2, offset=1, dim=4, base=10000.0, numbers=True):
+def shift_demo(pos=2, offset=1, dim=4, base=10000.0, numbers=False):
     """Sliders for pos and offset: every pair's point turns from PE(pos) to PE(pos + offset).
 
-    One circle per pair and the matrix T for this offset, its numbers written
-    in the cells; the readout lists each pair's block and checks T·PE(pos)
-    against PE(pos + offset). The numbers in the cells are the costliest part
-    of a frame (about 14 ms of about 33 ms here); ``numbers=False`` leaves
-    them to the readout alone. Taught in notebooks/03-shift-matrix.ipynb.
+    One circle per pair and the matrix T for this offset, as colours; the
+    readout lists each pair's block, number by number, and checks T·PE(pos)
+    against PE(pos + offset). ``numbers=True`` also writes the numbers in the
+    blocks' cells: they are the costliest part of a frame (about half of it
+    here, e.g. 40 ms against 21 ms median per slider step), so by default they
+    are left to the readout. Taught in notebooks/03-shift-matrix.ipynb.
 
     >>> demo = shift_demo()
     >>> demo.controls["offset"].value = 3

@@ -35,7 +35,29 @@ def execute(path: Path, timeout: int = 600) -> None:
     )
     client.execute()
     nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = coalesce_streams(cell.outputs)
     nbformat.write(nb, path)
+
+
+def coalesce_streams(outputs: list) -> list:
+    """Merge consecutive stdout (or stderr) chunks, which the kernel splits at random flush times.
+
+    >>> from nbformat.v4 import new_output
+    >>> out = coalesce_streams([new_output("stream", name="stdout", text="a\\n"),
+    ...                         new_output("stream", name="stdout", text="b\\n")])
+    >>> len(out), out[0]["text"]
+    (1, 'a\\nb\\n')
+    """
+    merged: list = []
+    for output in outputs:
+        if (output.get("output_type") == "stream" and merged and merged[-1].get("output_type") == "stream"
+                and merged[-1].get("name") == output.get("name")):
+            merged[-1]["text"] = merged[-1]["text"] + output["text"]
+        else:
+            merged.append(output)
+    return merged
 
 
 def main(argv: list[str] | None = None) -> int:

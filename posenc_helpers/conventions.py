@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from . import _validate as v
+from .core import rotation_setup
 
 __all__ = [
     "interleaved_to_half_split",
@@ -142,20 +143,11 @@ def rope_complex(x, pos, base=10000.0) -> np.ndarray:
     >>> rope_complex([0.0, 1.0, 1.0, 0.0], 2).round(4)   # i·e^{2i} = −sin 2 + i cos 2;  1·e^{0.02i}
     array([-0.9093, -0.4161,  0.9998,  0.02  ])
     """
-    base = v.base_value(base)
-    x = v.vector_array("x", x)
-    pos = v.real_array("pos", pos)
-    batch = v.broadcast_positions("pos", pos, "x", x)
-    dim = x.shape[-1]
-    half = dim // 2
-    out = np.empty(batch + (dim,), dtype=np.float64)
-    if dim % 2:
-        out[..., -1] = x[..., -1]
-    if half == 0:
+    # θ_k = pos·ω_k with ω_k = base^(−2k/D); an odd D's last element is already copied to out
+    x, out, theta = rotation_setup(x, pos, base)
+    if theta is None:
         return out
-    # ω_k = base^(−2k/D), θ_k = pos·ω_k
-    omega = base ** (-2.0 * np.arange(half, dtype=np.float64) / dim)
-    theta = pos[..., None] * omega
+    half = theta.shape[-1]
     # z_k = x[2k] + i·x[2k+1]
     z = x[..., 0 : 2 * half : 2] + 1j * x[..., 1 : 2 * half : 2]
     # z_k · e^{iθ_k}

@@ -147,6 +147,33 @@ def rope(x, pos, base=10000.0) -> np.ndarray:
     >>> float(rope([3.0, 4.0, 7.0], 1.0)[2])   # odd D: the lone last element is untouched
     7.0
     """
+    x, out, theta = rotation_setup(x, pos, base)
+    if theta is None:
+        return out
+    cos, sin = np.cos(theta), np.sin(theta)
+    pairs = slice(0, 2 * theta.shape[-1])
+    a, b = x[..., pairs][..., 0::2], x[..., pairs][..., 1::2]
+    # (a, b) -> (a cos θ − b sin θ, a sin θ + b cos θ)
+    np.subtract(a * cos, b * sin, out=out[..., pairs][..., 0::2])
+    np.add(a * sin, b * cos, out=out[..., pairs][..., 1::2])
+    return out
+
+
+def rotation_setup(x, pos, base):
+    """Check a rotation's inputs; return ``(x, out, theta)`` for the pair-by-pair turn.
+
+    ``x`` comes back as a float64 array, ``out`` as the empty result (batch
+    shape of ``pos`` and ``x`` broadcast, last axis D) with an odd D's lone
+    last element already copied, and ``theta[..., k] = pos·ω_k`` with
+    ω_k = base^(−2k/D) and D = x.shape[-1]; ``theta`` is None when D = 1.
+    Shared by :func:`rope` and the other layouts of
+    :mod:`posenc_helpers.conventions`, so all check their input alike.
+
+    >>> x, out, theta = rotation_setup([1.0, 0.0, 1.0, 0.0, 5.0], [0.0, 2.0], 10000.0)
+    >>> out.shape, out[:, 4], theta.round(4)      # ω = 10000^(0/5), 10000^(-2/5)
+    ((2, 5), array([5., 5.]), array([[0.    , 0.    ],
+           [2.    , 0.0502]]))
+    """
     base = v.base_value(base)
     x = v.vector_array("x", x)
     pos = v.real_array("pos", pos)
@@ -157,17 +184,10 @@ def rope(x, pos, base=10000.0) -> np.ndarray:
     if dim % 2:
         out[..., -1] = x[..., -1]
     if half == 0:
-        return out
+        return x, out, None
     # ω_k = base^(−2k/D), with D taken from x itself
     omega = base ** (-2.0 * np.arange(half, dtype=np.float64) / dim)
-    theta = pos[..., None] * omega
-    cos, sin = np.cos(theta), np.sin(theta)
-    a = x[..., 0 : 2 * half : 2]
-    b = x[..., 1 : 2 * half : 2]
-    # (a, b) -> (a cos θ − b sin θ, a sin θ + b cos θ)
-    np.subtract(a * cos, b * sin, out=out[..., 0 : 2 * half : 2])
-    np.add(a * sin, b * cos, out=out[..., 1 : 2 * half : 2])
-    return out
+    return x, out, pos[..., None] * omega
 
 
 def rope_score(q, k, m, n, base=10000.0) -> np.ndarray | float:

@@ -132,3 +132,45 @@ def test_encode_png_round_trips_through_an_independent_decoder():
     np.testing.assert_array_equal(decoded, rgba)
     with pytest.raises(ValueError, match=r"rgba must have shape \(height, width, 4\), got \(7, 5\)"):
         encode_png(rgba[..., 0])
+
+
+def _notebook_that_drives(tmp_path, value: int):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "from posenc_helpers.demo import SliderDemo, int_slider\n"
+            "from posenc_helpers.viz import new_figure\n"
+            "def make():\n"
+            "    fig, ax = new_figure()\n"
+            "    (line,) = ax.plot([0, 1], [0, 0], animated=True)\n"
+            "    return fig, line\n"
+            "def update(line, height):\n"
+            "    if height == 5:\n"
+            "        raise RuntimeError('broken callback')\n"
+            "    line.set_ydata([0, height])\n"
+            "    return str(height)\n"
+            "demo = SliderDemo(make, update, [int_slider('height', 'h (height)', 0, 10, 3)])"
+        ),
+        nbformat.v4.new_code_cell(f"demo.controls['height'].value = {value}"),
+    ]
+    path = tmp_path / f"drive_{value}.ipynb"
+    nbformat.write(nb, path)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("value, fails", [(4, False), (5, True)])
+def test_a_raising_callback_fails_the_notebook_under_nbval(tmp_path, value, fails):
+    import subprocess
+    import sys
+
+    path = _notebook_that_drives(tmp_path, value)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-p", "no:cacheprovider", "-q", path.name],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert (result.returncode != 0) == fails, result.stdout[-2000:]
+    assert ("broken callback" in result.stdout) == fails

@@ -195,6 +195,8 @@ class SliderDemo(widgets.VBox):
         self._signature = None
         self._census = None
         self._animated = []
+        #: How many frames needed a full redraw (limits or visibility changed, or forced).
+        self.full_draws = 0
         self.controls = {c.demo_name: c for c in controls}
         self.image = widgets.Image(format="png", layout={"width": f"{self.fig.get_figwidth() * self.fig.dpi:.0f}px"})
         self.readout = widgets.HTML(layout={"margin": "0 0 0 1em"})
@@ -235,6 +237,7 @@ class SliderDemo(widgets.VBox):
             if self._layout is not None:
                 self.fig.set_layout_engine(self._layout)
             self._canvas.draw()
+            self.full_draws += 1
             if self._layout is not None:
                 # Freeze the layout found by this draw: later frames only move artists.
                 self.fig.set_layout_engine("none")

@@ -174,3 +174,22 @@ def test_a_raising_callback_fails_the_notebook_under_nbval(tmp_path, value, fail
     )
     assert (result.returncode != 0) == fails, result.stdout[-2000:]
     assert ("broken callback" in result.stdout) == fails
+
+
+def test_full_draws_counts_only_real_redraws():
+    demo = SliderDemo(make, update, controls())
+    assert demo.full_draws == 1  # the first frame
+    demo.controls["height"].value = 8
+    assert demo.full_draws == 1  # blitted
+
+
+def test_every_registered_demo_steps_without_a_full_redraw():
+    """A slider step at default settings only redraws the moving artists (the 50 ms budget depends on it)."""
+    for name, factory in registry().items():
+        demo = factory()
+        for control_name, control in demo.controls.items():
+            before = demo.full_draws
+            start = control.value
+            control.value = neighbour_value(control)
+            control.value = start
+            assert demo.full_draws == before, f"{name}: a step of {control_name} redrew the whole figure"

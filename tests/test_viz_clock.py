@@ -18,21 +18,12 @@ from matplotlib.figure import Figure
 
 from posenc_helpers.viz import clock
 from posenc_helpers.viz import new_figure
+from literal import literal_pe
 
 
 def angle_of(pos, k, dim, base=10000.0):
     """θ_k = pos / base^(2k/D), by hand."""
     return pos / base ** (2 * k / dim)
-
-
-def literal_pe(pos, dim, base=10000.0):
-    """PE(pos) one element at a time, straight from the formula."""
-    out = []
-    for i in range(dim):
-        k = i // 2
-        theta = pos / base ** (2 * k / dim)
-        out.append(math.sin(theta) if i % 2 == 0 else math.cos(theta))
-    return out
 
 
 def tip(face):
@@ -241,17 +232,12 @@ def test_demo_readout_lists_the_lesson_numbers(demo):
 
 
 def test_demo_blits_without_full_redraws(demo):
-    draws = []
-    original = demo._canvas.draw
-    demo._canvas.draw = lambda *a, **k: (draws.append(1), original(*a, **k))
-    try:
-        demo.controls["pos"].value = 300
-        demo.controls["dim"].value = 128
-        demo.controls["dim"].value = 6
-        demo.controls["base"].value = 500.0
-    finally:
-        del demo._canvas.draw
-    assert draws == []
+    before = demo.full_draws
+    demo.controls["pos"].value = 300
+    demo.controls["dim"].value = 128
+    demo.controls["dim"].value = 6
+    demo.controls["base"].value = 500.0
+    assert demo.full_draws == before
     assert demo.image.value[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -1,4 +1,4 @@
-"""viz.rotary (notebook 04): RoPE's turning arrows and score, checked against the rotation written out here."""
+"""viz.rotary (notebook 04): RoPE's turning arrows and score, checked against the rotation written out in tests/literal.py."""
 
 from __future__ import annotations
 
@@ -22,18 +22,7 @@ from posenc_helpers.viz.rotary import (
     update_rope_pair,
     update_score_curve,
 )
-
-
-def rotate_literal(x, pos, base=10000.0) -> list[float]:
-    """RoPE one element pair at a time: (a, b) → (a cos θ − b sin θ, a sin θ + b cos θ), θ = pos / base^(2k/D)."""
-    dim = len(x)
-    out = list(map(float, x))
-    for k in range(dim // 2):
-        theta = pos / base ** (2 * k / dim)
-        a, b = x[2 * k], x[2 * k + 1]
-        out[2 * k] = a * math.cos(theta) - b * math.sin(theta)
-        out[2 * k + 1] = a * math.sin(theta) + b * math.cos(theta)
-    return out
+from literal import literal_rope as rotate_literal
 
 
 def score_literal(q, k, m, n, base=10000.0) -> float:

@@ -9,33 +9,12 @@ import pytest
 
 from posenc_helpers.viz import FONT_SIZE, new_figure
 from posenc_helpers.viz import schemes as vs
-
-
-def literal_rope(x, pos, base=10000.0):
-    dim = len(x)
-    out = list(x)
-    for k in range(dim // 2):
-        t = pos / base ** (2 * k / dim)
-        a, b = x[2 * k], x[2 * k + 1]
-        out[2 * k] = a * math.cos(t) - b * math.sin(t)
-        out[2 * k + 1] = a * math.sin(t) + b * math.cos(t)
-    return out
+from literal import literal_alibi_slopes as literal_paper_slopes, literal_rope
 
 
 def literal_sinusoid_score(delta, dim, base=10000.0):
     # PE(Δ)·PE(0) = Σ_k [sin(Δω_k)·0 + cos(Δω_k)·1]
     return sum(math.cos(delta / base ** (2 * k / dim)) for k in range(dim // 2))
-
-
-def literal_paper_slopes(n):
-    def power_of_2(count):
-        start = 2 ** (-(2 ** -(math.log2(count) - 3)))
-        return [start * start**i for i in range(count)]
-
-    if math.log2(n).is_integer():
-        return power_of_2(n)
-    closest = 2 ** math.floor(math.log2(n))
-    return power_of_2(closest) + literal_paper_slopes(2 * closest)[0::2][: n - closest]
 
 
 # --- the score helpers ----------------------------------------------------------------------------

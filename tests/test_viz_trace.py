@@ -15,16 +15,7 @@ from hypothesis import strategies as st
 from matplotlib.figure import Figure
 
 from posenc_helpers.viz import new_figure, trace
-
-
-def literal_pe(pos, dim, base=10000.0):
-    """PE(pos) straight from the formula: element i uses the pair index k = i // 2."""
-    out = []
-    for i in range(dim):
-        k = i // 2
-        theta = pos / base ** (2 * k / dim)
-        out.append(math.sin(theta) if i % 2 == 0 else math.cos(theta))
-    return out
+from literal import literal_pe
 
 
 def literal_mistake(pos, dim, base=10000.0):
@@ -260,16 +251,11 @@ def test_demo_dim_slider_handles_odd_dim(demo):
 
 
 def test_demo_blits_without_full_redraws(demo):
-    draws = []
-    original = demo._canvas.draw
-    demo._canvas.draw = lambda *a, **k: (draws.append(1), original(*a, **k))
-    try:
-        demo.controls["pos"].value = 50
-        demo.controls["dim"].value = 1
-        demo.controls["dim"].value = 12
-    finally:
-        del demo._canvas.draw
-    assert draws == []
+    before = demo.full_draws
+    demo.controls["pos"].value = 50
+    demo.controls["dim"].value = 1
+    demo.controls["dim"].value = 12
+    assert demo.full_draws == before
 
 
 def test_demo_rejects_too_large_dim(demo):

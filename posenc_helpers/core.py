@@ -206,13 +206,16 @@ def rope_score(q, k, m, n, base=10000.0) -> np.ndarray | float:
     k = v.vector_array("k", k)
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must have the same last axis, got q.shape={q.shape} and k.shape={k.shape}")
-    rq = rope(q, v.real_array("m", m), base)
-    rk = rope(k, v.real_array("n", n), base)
+    m = v.real_array("m", m)
+    n = v.real_array("n", n)
+    rq = rope(q, m, base)
+    rk = rope(k, n, base)
     try:
         score = np.einsum("...d,...d->...", rq, rk)
     except ValueError:
         raise ValueError(
-            f"the rotated q (shape {rq.shape}) and k (shape {rk.shape}) do not broadcast against each other"
+            f"q at m (shapes {q.shape}, {m.shape}) and k at n (shapes {k.shape}, {n.shape}) give rotated "
+            f"vectors of shapes {rq.shape} and {rk.shape}, which do not broadcast against each other"
         ) from None
     return score[()] if score.ndim == 0 else score
 

@@ -300,6 +300,11 @@ def test_rope_score_mismatched_dims():
         rope_score([1, 0], [1, 0, 0, 0], 1, 2)
 
 
+def test_rope_score_positions_that_do_not_broadcast():
+    with pytest.raises(ValueError, match=r"^q at m \(shapes \(2,\), \(3,\)\) and k at n \(shapes \(2,\), \(2,\)\)"):
+        rope_score([1, 0], [1, 0], [1, 2, 3], [1, 2])
+
+
 def test_rope_score_non_finite_positions():
     with pytest.raises(ValueError, match=r"^m must be finite"):
         rope_score([1, 0], [1, 0], float("nan"), 2)

@@ -394,7 +394,8 @@ def make_alibi_bias():
 
     Taught in notebooks/08-other-schemes.ipynb.
     """
-    fig, axes = new_figure(1, 4, figsize=(14.0, 4.2))
+    # One shared query axis, labelled once on the left.
+    fig, axes = new_figure(1, 4, figsize=(14.0, 4.2), sharey=True)
     plot_alibi_bias(axes, 12, 12, heads=(0, 7, 8, 11))
     fig.suptitle("ALiBi bias for a 12-head model (grey: future keys, masked)")
     return fig

@@ -103,6 +103,15 @@ def test_readout_gives_the_total_and_each_pair():
     assert f"<td>{math.cos(2):.4f}</td>" in html and f"<td>{math.cos(0.02):.4f}</td>" in html
 
 
+def test_readout_names_the_shifted_positions():
+    # sliders at m = 5, n = 3 with shift 4: the vectors sit at 9 and 7
+    html = rope_readout([1, 0, 1, 0], [1, 0, 1, 0], 5, 3, shift=4)
+    assert "query at m + shift = 9, key at n + shift = 7, m − n = 2:" in html
+    assert f"score = {math.cos(2) + math.cos(0.02):.4f}" in html
+    # pair 1 (ω = 10000^(−2/4) = 0.01): q turns 9·0.01, k turns 7·0.01, the difference 2·0.01
+    assert "<td>0.0900</td><td>0.0700</td><td>0.0200</td>" in html
+
+
 # --- the slider demo --------------------------------------------------------------------------
 
 
@@ -135,7 +144,7 @@ def test_shifting_both_turns_the_arrows_but_keeps_the_score():
         assert not np.allclose(demo.handles["pairs"][0]["q_arrow"].get_xydata()[1], tip_before)
         np.testing.assert_allclose(demo.handles["curve"]["marker"].get_xydata(), marker_before, atol=1e-12)
         assert demo.readout.value.split("score = ")[1].split("<")[0] == score_before == f"{math.cos(2) + math.cos(0.02):.4f}"
-        assert f"m = {5 + shift}, n = {3 + shift}" in demo.readout.value
+        assert f"query at m + shift = {5 + shift}, key at n + shift = {3 + shift}, m − n = 2:" in demo.readout.value
         assert demo.image.value != frame_before
 
 
@@ -160,8 +169,8 @@ def test_demo_rejects_mismatched_vectors():
 
 def test_demo_controls_are_labelled_and_the_figure_readable():
     demo = rope_demo()
-    assert demo.controls["m"].description == "m (query position)"
-    assert demo.controls["n"].description == "n (key position)"
+    assert demo.controls["m"].description == "m (query position, before shift)"
+    assert demo.controls["n"].description == "n (key position, before shift)"
     assert demo.controls["shift"].description == "shift (added to m and n)"
     for ax in demo.fig.axes:
         assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()

@@ -155,7 +155,7 @@ def plot_score_drift(ax, dim=128, offset=4, max_pos=32768, step=7, seed=0) -> di
     }
     lines["exact"] = ax.axhline(data["exact"], color="black", linestyle="--", linewidth=1.5, label="exact (float64)")
     ax.set_xlabel("query position m (tokens)")
-    ax.set_ylabel("score q·k (unitless)")
+    ax.set_ylabel(f"RoPE score rope(q, m)·rope(k, m − {offset}) (unitless)")
     ax.set_title(f"RoPE score of a query and a key {offset} tokens apart (D = {dim})")
     ax.legend(loc="lower left", markerscale=4, framealpha=0.95)
     return {"lines": lines, "data": data, "positions": m, "q": q, "k": k}

@@ -167,29 +167,37 @@ def update_score_curve(handles, q, k, m, n) -> None:
     handles["marker"].set_data([m - n], [score])
 
 
-def rope_readout(q, k, m, n, base=10000.0) -> str:
+def rope_readout(q, k, m, n, base=10000.0, shift=0) -> str:
     """The demo's HTML readout: positions, each pair's angles and score, and the total score.
 
-    >>> "score = -0.4161" in rope_readout([1, 0], [1, 0], 5, 3)
+    ``m`` and ``n`` are the slider positions before the shift; the query sits
+    at m + shift and the key at n + shift, and the score depends on m − n only.
+
+    >>> html = rope_readout([1, 0], [1, 0], 5, 3, shift=300)
+    >>> "query at m + shift = 305, key at n + shift = 303, m − n = 2" in html
+    True
+    >>> "score = -0.4161" in html     # cos(305 − 303) = cos 2
     True
     """
     q = v.vector_array("q", q)
     k = v.vector_array("k", k)
     dim = q.shape[-1]
     omega = base ** (-2.0 * np.arange(dim // 2) / dim)
+    # the positions the vectors are rotated to
+    mq, nk = m + shift, n + shift
     rows = []
     for pair, w in enumerate(omega):
         rows.append(
-            f"<tr><td>{pair}</td><td>{w:g}</td><td>{m * w:.4f}</td><td>{n * w:.4f}</td>"
-            f"<td>{(m - n) * w:.4f}</td><td>{pair_score(q, k, m, n, pair, base):.4f}</td></tr>"
+            f"<tr><td>{pair}</td><td>{w:g}</td><td>{mq * w:.4f}</td><td>{nk * w:.4f}</td>"
+            f"<td>{(m - n) * w:.4f}</td><td>{pair_score(q, k, mq, nk, pair, base):.4f}</td></tr>"
         )
     head = (
-        "<tr><th>pair k</th><th>ω_k</th><th>q turns m·ω_k</th><th>k turns n·ω_k</th>"
+        "<tr><th>pair k</th><th>ω_k</th><th>q turns (m + shift)·ω_k</th><th>k turns (n + shift)·ω_k</th>"
         "<th>(m − n)·ω_k</th><th>pair score</th></tr>"
     )
-    score = float(rope_score(q, k, m, n, base))
+    score = float(rope_score(q, k, mq, nk, base))
     return (
-        f"<b>m = {m:g}, n = {n:g}, m − n = {m - n:g}: score = {score:.4f}</b>"
+        f"<b>query at m + shift = {mq:g}, key at n + shift = {nk:g}, m − n = {m - n:g}: score = {score:.4f}</b>"
         f"<table style='font-size:120%'>{head}{''.join(rows)}</table>"
     )
 
@@ -227,11 +235,11 @@ def rope_demo(m=5, n=3, shift=0, q=(1.0, 0.0, 1.0, 0.0), k=(1.0, 0.0, 1.0, 0.0),
         for pair in handles["pairs"]:
             update_rope_pair(pair, m + shift, n + shift)
         update_score_curve(handles["curve"], q, k, m + shift, n + shift)
-        return rope_readout(q, k, m + shift, n + shift, base)
+        return rope_readout(q, k, m, n, base, shift)
 
     controls = [
-        int_slider("m", "m (query position)", 0, 60, m),
-        int_slider("n", "n (key position)", 0, 60, n),
+        int_slider("m", "m (query position, before shift)", 0, 60, m),
+        int_slider("n", "n (key position, before shift)", 0, 60, n),
         int_slider("shift", "shift (added to m and n)", 0, 300, shift),
     ]
     return SliderDemo(make_figure, _update, controls, title="RoPE: q turns by m·ω, k by n·ω; the score sees m − n")

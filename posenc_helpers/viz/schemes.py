@@ -344,7 +344,7 @@ def plot_score_vs_distance(axes, train_len: int = 512, distance: int = 768, max_
         ax.set_xlim(0, max_distance)
         ax.set_title(titles[name])
         ax.set_ylabel(ylabels[name])
-        ax.set_xlabel("distance Δ = m − n (tokens)")
+        ax.set_xlabel("distance Δ (tokens)")
         handles["spans"].append(span)
         handles["markers"].append(marker)
     update_score_vs_distance(handles, train_len, distance)

@@ -1,0 +1,266 @@
+"""posenc_helpers.lab: every positional piece against the course's helpers and literal loops, plus bad input.
+
+The model's three scheme functions must equal the course's own helpers:
+``rotate_qk`` against ``rope`` and the literal loop, the sinusoidal input
+against ``sinusoidal``, the ALiBi bias against ``alibi_bias`` and a literal
+loop, the test-time frequencies against ``scaled_frequencies``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from posenc_helpers import alibi_bias, frequencies, rope, scaled_frequencies, sinusoidal, yarn_attention_factor
+from posenc_helpers import lab
+from posenc_helpers.lab import model as M
+from posenc_helpers.lab.tasks import make_batch
+from literal import literal_alibi_slopes, literal_pe, literal_rope
+
+jax.config.update("jax_enable_x64", False)
+
+
+def tiny(scheme, **kw):
+    return M.Config(scheme=scheme, d_model=16, heads=2, layers=1, train_len=8, **kw)
+
+
+# --- the scheme switch equals the course's helpers -------------------------------------------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(T=st.integers(1, 12), half=st.integers(1, 6), seed=st.integers(0, 2**16))
+def test_rotate_qk_is_rope_at_each_position(T, half, seed):
+    x = np.random.default_rng(seed).normal(size=(2, 3, T, 2 * half)).astype(np.float32)
+    q, k = M.rotate_qk(x, 2 * x, frequencies(2 * half))
+    want = rope(x.astype(np.float64), np.arange(T)[:, None].squeeze(-1))
+    np.testing.assert_allclose(np.asarray(q), want, atol=2e-5)
+    np.testing.assert_allclose(np.asarray(k), 2 * want, atol=4e-5)
+
+
+def test_rotate_qk_matches_the_literal_loop():
+    x = np.random.default_rng(1).normal(size=(1, 1, 5, 6)).astype(np.float32)
+    q, _ = M.rotate_qk(x, x, frequencies(6))
+    for t in range(5):
+        np.testing.assert_allclose(np.asarray(q)[0, 0, t], literal_rope(x[0, 0, t].tolist(), t), atol=2e-5)
+
+
+def test_rope_scores_depend_only_on_distance():
+    rng = np.random.default_rng(2)
+    q = np.broadcast_to(rng.normal(size=8), (1, 1, 10, 8)).astype(np.float32)
+    k = np.broadcast_to(rng.normal(size=8), (1, 1, 10, 8)).astype(np.float32)
+    rq, rk = M.rotate_qk(q, k, frequencies(8))
+    score = np.einsum("id,jd->ij", np.asarray(rq)[0, 0], np.asarray(rk)[0, 0])
+    for d in range(-3, 4):
+        assert np.ptp(np.diagonal(score, d)) < 1e-4
+
+
+def test_sinusoidal_scheme_adds_the_course_table():
+    config = tiny("sinusoidal")
+    x = jnp.zeros((1, 7, 16))
+    got = np.asarray(M.add_positions(x, {}, config))[0]
+    np.testing.assert_allclose(got, sinusoidal(np.arange(7), 16), atol=1e-6)
+    for t in (0, 3, 6):
+        np.testing.assert_allclose(got[t], literal_pe(t, 16), atol=1e-6)
+
+
+def test_learned_scheme_adds_its_rows_and_stops_at_its_table():
+    config = tiny("learned")
+    params = M.init(jax.random.key(0), config)
+    x = jnp.zeros((1, 8, 16))
+    np.testing.assert_allclose(np.asarray(M.add_positions(x, params, config))[0], np.asarray(params["pos"]))
+    with pytest.raises(ValueError, match=r"8 rows .*length 9"):
+        M.add_positions(jnp.zeros((1, 9, 16)), params, config)
+
+
+def test_alibi_bias_is_the_course_bias_and_the_literal_formula():
+    config = tiny("alibi")
+    logits = jnp.zeros((1, 2, 6, 6))
+    got = np.asarray(M.bias_logits(logits, config))[0]
+    np.testing.assert_allclose(got, alibi_bias(6, 2), atol=1e-7)
+    slopes = literal_alibi_slopes(2)
+    for h in range(2):
+        for i in range(6):
+            for j in range(i + 1):
+                assert got[h, i, j] == pytest.approx(-slopes[h] * (i - j), abs=1e-7)
+
+
+@pytest.mark.parametrize("scheme", ["none", "learned", "sinusoidal", "rope"])
+def test_other_schemes_leave_logits_alone(scheme):
+    logits = jnp.ones((1, 2, 3, 3))
+    assert np.array_equal(np.asarray(M.bias_logits(logits, tiny(scheme))), np.ones((1, 2, 3, 3)))
+
+
+def test_none_and_rope_add_nothing_at_the_input():
+    x = jnp.ones((1, 5, 16))
+    for scheme in ("none", "rope", "alibi"):
+        assert np.array_equal(np.asarray(M.add_positions(x, {}, tiny(scheme))), np.ones((1, 5, 16)))
+
+
+# --- attention against a literal loop --------------------------------------------------------------
+
+
+def literal_attention(x, wqkv, heads, scheme, omega):
+    """Softmax attention weights, one (head, query, key) at a time, straight from the formulas."""
+    T, d = x.shape
+    Dh = d // heads
+    qkv = x @ wqkv
+    slopes = literal_alibi_slopes(heads)
+    weights = np.zeros((heads, T, T))
+    for h in range(heads):
+        for i in range(T):
+            scores = []
+            for j in range(i + 1):
+                q = qkv[i, h * Dh:(h + 1) * Dh].tolist()
+                k = qkv[j, d + h * Dh: d + (h + 1) * Dh].tolist()
+                if scheme == "rope":
+                    q, k = literal_rope(q, i), literal_rope(k, j)
+                s = sum(a * b for a, b in zip(q, k)) / math.sqrt(Dh)
+                if scheme == "alibi":
+                    s -= slopes[h] * (i - j)
+                scores.append(s)
+            top = max(scores)
+            e = [math.exp(s - top) for s in scores]
+            for j in range(i + 1):
+                weights[h, i, j] = e[j] / sum(e)
+    return weights
+
+
+@pytest.mark.parametrize("scheme", ["none", "rope", "alibi"])
+def test_attention_weights_match_a_literal_loop(scheme):
+    config = tiny(scheme)
+    params = M.init(jax.random.key(3), config)
+    block = params["blocks"][0]
+    x = np.random.default_rng(4).normal(size=(1, 6, 16)).astype(np.float32)
+    _, weights = M.attention(jnp.asarray(x), block, config)
+    want = literal_attention(x[0].astype(np.float64), np.asarray(block["qkv"], np.float64), 2, scheme, None)
+    np.testing.assert_allclose(np.asarray(weights)[0], want, atol=2e-5)
+
+
+def test_attention_is_causal_and_rows_sum_to_one():
+    config = tiny("rope")
+    params = M.init(jax.random.key(0), config)
+    tokens = np.arange(8) % 16
+    run = lab.Run("rope", "prev", 8, params, np.zeros(1), config, 0, 1)
+    maps = lab.attention(run, tokens)
+    assert maps.shape == (1, 2, 8, 8)
+    np.testing.assert_allclose(maps.sum(-1), 1.0, atol=1e-5)
+    assert np.all(np.triu(maps, 1) == 0)
+
+
+# --- test-time scaling uses the course's scaled frequencies ----------------------------------------
+
+
+@pytest.mark.parametrize("method", ["pi", "ntk", "yarn"])
+def test_rope_scaling_uses_scaled_frequencies(method):
+    config = M.Config(scheme="rope", d_model=64, heads=4, train_len=32)
+    run = lab.Run("rope", "prev", 32, None, np.zeros(1), config, 0, 1)
+    omega, scale = lab.rope_scaling(run, method, 4)
+    np.testing.assert_array_equal(omega, scaled_frequencies(16, 10000.0, method, 4, original_max_position=32))
+    assert scale == (yarn_attention_factor(4) ** 2 if method == "yarn" else 1.0)
+    if method == "pi":
+        np.testing.assert_allclose(omega, frequencies(16) / 4)
+
+
+def test_evaluate_with_omega_changes_only_the_rotation():
+    # PI at factor s on T tokens equals plain RoPE on positions t/s: check on the logits.
+    config = tiny("rope")
+    params = M.init(jax.random.key(5), config)
+    tokens = jnp.asarray(np.arange(8)[None] % 16)
+    a = M.forward(params, tokens, config, omega=frequencies(8) / 2)
+    b = M.forward(params, tokens, config, omega=scaled_frequencies(8, 10000.0, "pi", 2))
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-6)
+
+
+# --- tasks against literal loops --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("task, back", [("prev", 1), ("back3", 3)])
+def test_k_back_targets(task, back):
+    tokens, target, mask = (np.asarray(a) for a in make_batch(task, jax.random.key(0), batch=3, length=10, vocab=16))
+    for b in range(3):
+        for t in range(10):
+            assert mask[b, t] == (t >= back)
+            if t >= back:
+                assert target[b, t] == tokens[b, t - back]
+
+
+def test_first_token_targets():
+    tokens, target, mask = (np.asarray(a) for a in make_batch("first", jax.random.key(1), batch=2, length=9, vocab=16))
+    for b in range(2):
+        for t in range(9):
+            assert mask[b, t] == (t >= 1)
+            assert target[b, t] == tokens[b, 0]
+
+
+def test_recall_targets_are_the_values_of_earlier_keys():
+    tokens, target, mask = (np.asarray(a) for a in make_batch("recall", jax.random.key(2), batch=2, length=40, vocab=32))
+    for b in range(2):
+        pairs = {int(tokens[b, 2 * p]): int(tokens[b, 2 * p + 1]) for p in range(10)}
+        assert len(pairs) == 10 and all(k < 16 <= v for k, v in pairs.items())
+        for t in range(20, 40):
+            assert mask[b, t] and target[b, t] == pairs[int(tokens[b, t])]
+
+
+# --- bad input ---------------------------------------------------------------------------------------
+
+
+def test_unknown_scheme_and_task_list_the_valid_names():
+    with pytest.raises(ValueError, match="'none', 'learned', 'sinusoidal', 'rope', 'alibi'"):
+        lab.train("t5", "prev")
+    with pytest.raises(ValueError, match="'prev', 'first', 'back3', 'recall'"):
+        lab.train("rope", "copy")
+
+
+@pytest.mark.parametrize("kw, name", [({"steps": 0}, "steps"), ({"steps": 2.5}, "steps"), ({"train_len": -4}, "train_len"),
+                                      ({"train_len": 16.0}, "train_len"), ({"seed": -1}, "seed")])
+def test_bad_numbers_name_the_argument(kw, name):
+    with pytest.raises((ValueError, TypeError), match=name):
+        lab.train("rope", "prev", **kw)
+
+
+def test_bad_lengths_name_the_argument():
+    config = tiny("none")
+    run = lab.Run("none", "prev", 8, M.init(jax.random.key(0), config), np.zeros(1), config, 0, 1)
+    for bad in (0, -3, 4.5, [8, 0]):
+        with pytest.raises((ValueError, TypeError), match="length"):
+            lab.accuracy(run, bad)
+
+
+def test_odd_head_dim_with_rope_is_refused():
+    with pytest.raises(ValueError, match="head dimension .* even"):
+        M.Config(scheme="rope", d_model=12, heads=4)
+    M.Config(scheme="alibi", d_model=12, heads=4)  # fine without RoPE
+
+
+def test_learned_past_its_table_cannot_run():
+    run = lab.train("learned", "prev", train_len=8, steps=2, progress=False)
+    acc = lab.accuracy(run, [8, 16])
+    assert not np.isnan(acc[0]) and np.isnan(acc[1])
+    with pytest.raises(ValueError, match=r"8 rows .*length 16"):
+        lab.attention(run, np.zeros(16, dtype=int))
+
+
+def test_progress_false_prints_nothing(capsys):
+    lab.train("none", "prev", train_len=8, steps=3, progress=False)
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == ""
+
+
+def test_progress_true_shows_a_bar(capsys):
+    lab.train("none", "prev", train_len=8, steps=3, progress=True)
+    assert "none on prev" in capsys.readouterr().err
+
+
+def test_same_seed_same_losses_on_one_machine():
+    a = lab.train("rope", "prev", train_len=8, steps=60, seed=3, progress=False)
+    b = lab.train("rope", "prev", train_len=8, steps=60, seed=3, progress=False)
+    c = lab.train("rope", "prev", train_len=8, steps=60, seed=4, progress=False)
+    assert np.array_equal(a.losses, b.losses)
+    assert not np.array_equal(a.losses, c.losses)
+    assert np.array_equal(lab.accuracy(a, [8, 16]), lab.accuracy(b, [8, 16]))

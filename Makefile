@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 NB     ?= notebooks/01-clock-hands.ipynb
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install lab test notebooks nav figures bench bench-browser present clean
+.PHONY: install lab test notebooks nav figures bench bench-browser lab-results present clean
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,11 @@ figures: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py
 	$(PY) benchmarks/bench_sliders.py
+	$(PY) benchmarks/bench_lab.py
+
+# Regenerate posenc_helpers/lab/results.json, the three-seed sweep that notebook 13's slider demo reads (about 10 minutes).
+lab-results: $(STAMP)
+	$(PY) -m posenc_helpers.lab.results
 
 # Key press to new figure in a real Chromium, per demo (about 5 minutes).
 bench-browser: $(STAMP)

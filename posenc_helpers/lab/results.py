@@ -1,0 +1,129 @@
+"""The lab's sweep over seeds, and the small results file the slider demo reads.
+
+:func:`sweep` trains every scheme on every headline task for each seed at the
+notebook's budget, and evaluates each model at :data:`SWEEP_LENGTHS`, past
+the training length only as well, and (RoPE) with every test-time scaling
+method at every factor in :data:`FACTORS`, no fine-tuning. The three-seed test
+(tests/test_lab_claims.py) runs it; ``make lab-results`` runs it and writes
+``posenc_helpers/lab/results.json`` (a few kB), which the slider demo of
+notebooks/13-trained-heads.ipynb reads, so the demo never trains.
+
+Regenerate with ``make lab-results`` (about 10 minutes on 2 cores).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .evaluate import SCALINGS, accuracy
+from .model import SCHEMES
+from .tasks import TASKS
+from .train import DEFAULTS, train
+
+__all__ = ["SWEEP_LENGTHS", "FACTORS", "SEEDS", "RESULTS_PATH", "sweep", "save", "load"]
+
+#: Test lengths of the sweep: the training length 32 up to 8× it, in steps of 32.
+SWEEP_LENGTHS = tuple(range(32, 257, 32))
+
+#: Test-time RoPE scaling factors s of the sweep.
+FACTORS = tuple(range(1, 9))
+
+#: The seeds of the shipped results and of the three-seed test.
+SEEDS = (0, 1, 2)
+
+RESULTS_PATH = Path(__file__).with_name("results.json")
+
+
+def evaluate_run(run, *, seed=0) -> dict:
+    """Every number the sweep keeps for one trained run (NaN: cannot run)."""
+    past = [n for n in SWEEP_LENGTHS if n > run.train_len]
+    out = {
+        "accuracy": accuracy(run, SWEEP_LENGTHS, seed=seed),
+        "beyond": np.concatenate([[np.nan], accuracy(run, past, seed=seed, positions="beyond")]),
+    }
+    if run.scheme == "rope":
+        for method in SCALINGS:
+            # scaled[method][f, j]: accuracy at SWEEP_LENGTHS[j] with factor FACTORS[f]
+            out[method] = np.array([accuracy(run, SWEEP_LENGTHS, seed=seed, method=method, factor=f) for f in FACTORS])
+    return out
+
+
+def sweep(seeds=SEEDS, *, tasks=TASKS, schemes=SCHEMES, progress=False, log=None) -> dict:
+    """Train and evaluate every (seed, task, scheme): ``{(seed, task, scheme): {...}}`` plus timings."""
+    table = {}
+    for seed in seeds:
+        for task in tasks:
+            for scheme in schemes:
+                start = time.perf_counter()
+                run = train(scheme, task, seed=seed, progress=progress)
+                trained = time.perf_counter() - start
+                entry = evaluate_run(run, seed=seed)
+                entry["train_seconds"] = trained
+                entry["eval_seconds"] = time.perf_counter() - start - trained
+                entry["final_loss"] = float(run.losses[-1])
+                table[(seed, task, scheme)] = entry
+                if log is not None:
+                    log(f"seed {seed} {task:6s} {scheme:10s} train {trained:5.1f} s, "
+                        f"accuracy {np.round(entry['accuracy'][[0, 1, 3, 7]], 3)}")
+    return table
+
+
+def _clean(x):
+    if isinstance(x, np.ndarray):
+        return [_clean(y) for y in x.tolist()]
+    if isinstance(x, list):
+        return [_clean(y) for y in x]
+    if isinstance(x, float):
+        return None if np.isnan(x) else round(x, 4)
+    return x
+
+
+def save(table, path=RESULTS_PATH) -> None:
+    """Write the sweep's accuracies (not its timings) as JSON; NaN becomes null."""
+    rows = []
+    for (seed, task, scheme), entry in sorted(table.items(), key=lambda kv: (kv[0][0], TASKS.index(kv[0][1]), SCHEMES.index(kv[0][2]))):
+        row = {"seed": seed, "task": task, "scheme": scheme}
+        row.update({k: _clean(np.asarray(v, dtype=float)) for k, v in entry.items() if k in ("accuracy", "beyond") + SCALINGS})
+        rows.append(row)
+    doc = {
+        "about": "accuracy of the extrapolation lab's models; regenerate with `make lab-results`",
+        "defaults": {k: v for k, v in DEFAULTS.items()},
+        "lengths": list(SWEEP_LENGTHS),
+        "factors": list(FACTORS),
+        "rows": rows,
+    }
+    Path(path).write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def load(path=RESULTS_PATH) -> dict:
+    """The shipped results: ``{(seed, task, scheme): {"accuracy": array, ...}}`` and the axes.
+
+    >>> res = load()
+    >>> res["lengths"][0], res["table"][(0, "prev", "alibi")]["accuracy"].shape
+    (32, (8,))
+    """
+    doc = json.loads(Path(path).read_text())
+    table = {}
+    for row in doc["rows"]:
+        key = (row["seed"], row["task"], row["scheme"])
+        table[key] = {
+            k: np.array([[np.nan if x is None else x for x in r] for r in v]) if isinstance(v[0], list)
+            else np.array([np.nan if x is None else x for x in v])
+            for k, v in row.items() if k not in ("seed", "task", "scheme")
+        }
+    return {"lengths": np.array(doc["lengths"]), "factors": np.array(doc["factors"]), "table": table}
+
+
+def main() -> None:
+    start = time.perf_counter()
+    table = sweep(log=lambda line: print(line, flush=True))
+    save(table)
+    print(f"wrote {RESULTS_PATH} in {time.perf_counter() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

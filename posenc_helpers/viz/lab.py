@@ -1,0 +1,320 @@
+"""The extrapolation lab's figures and its slider demo.
+
+Taught in notebooks/12-extrapolation-lab.ipynb and 13-trained-heads.ipynb.
+Every function takes numbers (accuracies, attention weights, tables) and
+draws; nothing here trains. The slider demo reads the shipped sweep,
+``posenc_helpers/lab/results.json`` (regenerate with ``make lab-results``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from . import OKABE_ITO, new_figure, style
+
+__all__ = [
+    "SCHEME_STYLE",
+    "METHOD_STYLE",
+    "plot_accuracy_vs_length",
+    "plot_rope_scaling",
+    "plot_attention_maps",
+    "plot_attention_vs_distance",
+    "plot_similarity",
+    "plot_pair_usage",
+    "make_accuracy_figure",
+    "make_scaling_figure",
+    "make_sweep_figure",
+    "update_sweep",
+    "sweep_demo",
+    "FIGURES",
+    "DEMOS",
+]
+
+#: Label, colour, line style and marker per scheme.
+SCHEME_STYLE = {
+    "none": ("NoPE", OKABE_ITO[7], ":", "x"),
+    "learned": ("learned table", OKABE_ITO[4], "-", "s"),
+    "sinusoidal": ("sinusoidal", OKABE_ITO[3], "-.", "v"),
+    "rope": ("RoPE", OKABE_ITO[0], "-", "o"),
+    "alibi": ("ALiBi", OKABE_ITO[1], "--", "^"),
+}
+
+#: Label, colour and line style per test-time RoPE scaling method (no fine-tuning).
+METHOD_STYLE = {
+    "pi": ("RoPE + PI, no fine-tuning", OKABE_ITO[5], "--"),
+    "ntk": ("RoPE + NTK, no fine-tuning", OKABE_ITO[2], "-."),
+    "yarn": ("RoPE + YaRN, no fine-tuning", OKABE_ITO[3], ":"),
+}
+
+
+def _styled(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with style():
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _shade_beyond(ax, train_len, right):
+    ax.axvspan(train_len, right, color="0.9", zorder=0)
+    ax.axvline(train_len, color="0.5", linewidth=1)
+    ax.text(train_len, 1.07, " past L", ha="left", va="center", color="0.3")
+
+
+def plot_accuracy_vs_length(ax, lengths, acc, train_len, *, chance=None, spread=None, title="") -> dict:
+    """Accuracy against test length, one line per scheme; the region past L shaded.
+
+    ``acc`` maps a scheme to its accuracies at ``lengths`` (NaN: cannot run,
+    left out of the line). ``spread`` may map a scheme to ``(low, high)``
+    arrays, drawn as a band (the range over seeds). Returns the lines by scheme.
+
+    >>> fig, ax = new_figure()
+    >>> h = plot_accuracy_vs_length(ax, [32, 64], {"rope": [1.0, 0.9]}, 32)
+    >>> h["rope"].get_ydata().tolist()
+    [1.0, 0.9]
+    """
+    lengths = np.asarray(lengths)
+    lines = {}
+    for scheme, values in acc.items():
+        label, colour, ls, marker = SCHEME_STYLE[scheme]
+        values = np.asarray(values, dtype=float)
+        (lines[scheme],) = ax.plot(lengths, values, ls, color=colour, marker=marker, label=label)
+        if spread is not None and scheme in spread:
+            low, high = spread[scheme]
+            ax.fill_between(lengths, low, high, color=colour, alpha=0.15, linewidth=0)
+    _shade_beyond(ax, train_len, lengths.max())
+    if chance is not None:
+        ax.axhline(chance, color="0.4", linewidth=1, linestyle=(0, (1, 3)))
+        ax.text(lengths.max(), chance + 0.02, "chance ", ha="right", va="bottom", color="0.3")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(lengths[np.isin(lengths, [32, 64, 128, 256])] if np.isin(lengths, [32, 64, 128, 256]).any() else lengths)
+    ax.set_xticklabels([str(n) for n in ax.get_xticks()])
+    ax.set_xlim(lengths.min() * 0.95, lengths.max() * 1.05)
+    ax.set_ylim(0, 1.12)
+    ax.set_xlabel("test length T (tokens)")
+    ax.set_ylabel("accuracy")
+    ax.set_title(title)
+    return lines
+
+
+def plot_rope_scaling(ax, lengths, plain, scaled, train_len, *, chance=None, title="") -> dict:
+    """RoPE's accuracy with its trained frequencies and with each test-time scaling (no fine-tuning).
+
+    ``scaled`` maps a method (``"pi"``, ``"ntk"``, ``"yarn"``) to accuracies at
+    ``lengths``. Returns the lines by name (``"rope"`` and the methods).
+    """
+    lines = plot_accuracy_vs_length(ax, lengths, {"rope": plain}, train_len, chance=chance, title=title)
+    for method, values in scaled.items():
+        label, colour, ls = METHOD_STYLE[method]
+        (lines[method],) = ax.plot(lengths, values, ls, color=colour, marker=".", label=label)
+    return lines
+
+
+def plot_attention_maps(axes, maps, titles) -> list:
+    """One attention map per Axes: weights (query i down, key j across), viridis from 0 to 1."""
+    images = []
+    for ax, weights, title in zip(np.ravel(axes), maps, titles):
+        images.append(ax.imshow(weights, cmap="viridis", vmin=0, vmax=1, interpolation="nearest"))
+        ax.set_title(title)
+        ax.set_xlabel("key position j")
+        ax.set_ylabel("query position i")
+    return images
+
+
+def plot_attention_vs_distance(ax, curves, train_len, *, title="") -> dict:
+    """Average attention weight against distance i − j, one line per scheme (log y axis)."""
+    lines = {}
+    for scheme, values in curves.items():
+        label, colour, ls, marker = SCHEME_STYLE[scheme]
+        distance = np.arange(len(values))
+        (lines[scheme],) = ax.plot(distance, np.maximum(values, 1e-6), ls, color=colour, label=label)
+    ax.axvline(train_len, color="0.5", linewidth=1)
+    ax.set_yscale("log")
+    ax.set_ylim(1e-6, 2)
+    ax.set_xlabel("distance i − j (tokens)")
+    ax.set_ylabel("mean attention weight")
+    ax.set_title(title)
+    ax.legend(loc="upper right", ncols=2)
+    return lines
+
+
+def plot_similarity(ax, sim, *, title=""):
+    """A (L, L) cosine-similarity matrix on RdBu_r from −1 to 1, with a colour bar."""
+    image = ax.imshow(sim, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
+    ax.set_xlabel("position n")
+    ax.set_ylabel("position m")
+    ax.set_title(title)
+    bar = ax.figure.colorbar(image, ax=ax, shrink=0.85)
+    bar.set_label("cosine similarity")
+    return image
+
+
+def plot_pair_usage(ax, usage, wavelengths, train_len, *, title="") -> list:
+    """Share of each RoPE pair in the attention logits, one bar group per pair, against its wavelength."""
+    usage = np.asarray(usage)
+    k = np.arange(usage.shape[-1])
+    bars = ax.bar(k, usage, color=OKABE_ITO[0])
+    ax.set_xticks(k)
+    ax.set_xticklabels([f"{k_}\n{w:.0f}" for k_, w in zip(k, wavelengths)])
+    ax.set_xlabel(f"pair k, and its wavelength 2π/ω_k (tokens; L = {train_len})")
+    ax.set_ylabel("share of |q·k| (averaged)")
+    ax.set_title(title)
+    return list(bars)
+
+
+# --- the shipped sweep: the static figures and the slider demo --------------------------------------
+
+
+def _summary(res, task, key, *, factor_index=None):
+    """Mean and range over seeds of one entry of the sweep, for one task and each scheme."""
+    seeds = sorted({s for s, _, _ in res["table"]})
+    out = {}
+    for scheme in SCHEME_STYLE:
+        rows = [res["table"][(s, task, scheme)] for s in seeds if (s, task, scheme) in res["table"]]
+        if not rows or key not in rows[0]:
+            continue
+        vals = np.array([r[key] if factor_index is None else r[key][factor_index] for r in rows])
+        out[scheme] = (vals.mean(0), vals.min(0), vals.max(0))
+    return out
+
+
+def _load():
+    from ..lab import results
+
+    return results.load()
+
+
+@_styled
+def make_accuracy_figure(res=None):
+    """The figure ``figures/12-accuracy-vs-length.png``: the shipped three-seed sweep, mean and range.
+
+    Taught in notebooks/12-extrapolation-lab.ipynb.
+    """
+    from ..lab.tasks import TASK_TITLES, TASKS, chance
+
+    res = _load() if res is None else res
+    fig, axes = new_figure(1, len(TASKS), figsize=(12.0, 4.4), sharey=True)
+    for ax, task in zip(axes, TASKS):
+        summary = _summary(res, task, "accuracy")
+        plot_accuracy_vs_length(
+            ax, res["lengths"], {s: m for s, (m, _, _) in summary.items()}, 32, chance=chance(task, 16),
+            spread={s: (lo, hi) for s, (_, lo, hi) in summary.items()}, title=TASK_TITLES[task],
+        )
+    axes[0].legend(loc="lower left")
+    axes[1].set_ylabel("")
+    fig.suptitle("Trained on 32 tokens, tested longer (mean of 3 seeds, band: range)")
+    return fig
+
+
+@_styled
+def make_scaling_figure(res=None):
+    """The figure ``figures/12-rope-scaling.png``: RoPE at test time with PI, NTK, YaRN at s = T/L, no fine-tuning.
+
+    Taught in notebooks/12-extrapolation-lab.ipynb.
+    """
+    from ..lab.tasks import TASK_TITLES, TASKS, chance
+
+    res = _load() if res is None else res
+    lengths, factors = list(res["lengths"]), list(res["factors"])
+    # the factor of each test length: s = T / L
+    diagonal = [(factors.index(T // 32), j) for j, T in enumerate(lengths)]
+    fig, axes = new_figure(1, len(TASKS), figsize=(12.0, 4.4), sharey=True)
+    for ax, task in zip(axes, TASKS):
+        plain = _summary(res, task, "accuracy")["rope"][0]
+        scaled = {
+            m: np.array([_summary(res, task, m, factor_index=f)["rope"][0][j] for f, j in diagonal]) for m in METHOD_STYLE
+        }
+        plot_rope_scaling(ax, res["lengths"], plain, scaled, 32, chance=chance(task, 16), title=TASK_TITLES[task])
+    axes[0].legend(loc="lower left")
+    axes[1].set_ylabel("")
+    fig.suptitle("RoPE at test time with s = T / L, no fine-tuning (mean of 3 seeds)")
+    return fig
+
+
+@_styled
+def make_sweep_figure(res=None, length=256, factor=8):
+    """The demo figure: per task, accuracy against T for every scheme and RoPE scaled by s; markers at T.
+
+    Returns ``(fig, handles)``. The scaled lines and the markers are animated.
+    Taught in notebooks/13-trained-heads.ipynb.
+    """
+    from ..lab.tasks import TASK_TITLES, TASKS, chance
+
+    res = _load() if res is None else res
+    fig, axes = new_figure(1, len(TASKS), figsize=(12.0, 4.6), sharey=True)
+    handles = {"res": res, "axes": axes, "scaled": {}, "markers": {}, "cursor": []}
+    for ax, task in zip(axes, TASKS):
+        means = {s: m for s, (m, _, _) in _summary(res, task, "accuracy").items()}
+        plot_accuracy_vs_length(ax, res["lengths"], means, 32, chance=chance(task, 16), title=TASK_TITLES[task])
+        for method, (label, colour, ls) in METHOD_STYLE.items():
+            (line,) = ax.plot(res["lengths"], np.zeros(len(res["lengths"])), ls, color=colour, marker=".", label=label)
+            line.set_animated(True)
+            handles["scaled"][(task, method)] = line
+        cursor = ax.axvline(length, color="k", linewidth=1.5)
+        cursor.set_animated(True)
+        handles["cursor"].append(cursor)
+    axes[0].legend(loc="lower left", fontsize=11, ncols=2)
+    axes[1].set_ylabel("")
+    fig.suptitle("The lab's sweep: mean of 3 seeds (no training on a slider move)")
+    update_sweep(handles, length, factor)
+    return fig, handles
+
+
+def update_sweep(handles, length, factor) -> str:
+    """Move the cursor to test length T = ``length`` and the scaled RoPE lines to s = ``factor``; return the readout.
+
+    Taught in notebooks/13-trained-heads.ipynb.
+    """
+    from ..lab.tasks import TASK_TITLES, TASKS
+
+    res = handles["res"]
+    lengths = list(res["lengths"])
+    if length not in lengths:
+        raise ValueError(f"length must be one of the precomputed test lengths {lengths}, got {length!r}")
+    factors = list(res["factors"])
+    if factor not in factors:
+        raise ValueError(f"factor must be one of the precomputed factors {factors}, got {factor!r}")
+    j, f = lengths.index(length), factors.index(factor)
+    for cursor in handles["cursor"]:
+        cursor.set_xdata([length, length])
+    rows = []
+    for task in TASKS:
+        plain = _summary(res, task, "accuracy")
+        for method in METHOD_STYLE:
+            handles["scaled"][(task, method)].set_ydata(_summary(res, task, method, factor_index=f)["rope"][0])
+        cells = [("—" if np.isnan(m[j]) else f"{m[j]:.2f}") for m, _, _ in plain.values()]
+        cells += [f"{_summary(res, task, m, factor_index=f)['rope'][0][j]:.2f}" for m in METHOD_STYLE]
+        rows.append(f"<tr><td>{TASK_TITLES[task]}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    head = [SCHEME_STYLE[s][0] for s in SCHEME_STYLE] + [f"RoPE+{m.upper() if m != 'yarn' else 'YaRN'}" for m in METHOD_STYLE]
+    where = "past" if length > 32 else "at"
+    return (
+        f"<b>T = {length} tokens ({length / 32:g} × L, {where} the training length), s = {factor}</b>: "
+        "accuracy, mean of 3 seeds (— : cannot run; scaled RoPE: no fine-tuning)"
+        "<table><tr><th>task</th>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(rows) + "</table>"
+    )
+
+
+def sweep_demo(length: int = 256, factor: int = 8):
+    """Slider demo over the shipped sweep: test length T and RoPE scaling factor s. It never trains.
+
+    Taught in notebooks/13-trained-heads.ipynb.
+
+    >>> demo = sweep_demo()
+    >>> demo.set_values(length=64, factor=2)
+    >>> float(demo.handles["cursor"][0].get_xdata()[0])
+    64.0
+    """
+    from ..demo import SliderDemo, int_slider
+
+    controls = [
+        int_slider("length", "T (test length, tokens)", 32, 256, length, step=32),
+        int_slider("factor", "s (RoPE scaling factor)", 1, 8, factor),
+    ]
+    return SliderDemo(make_sweep_figure, update_sweep, controls, title="Train short, test long: the sweep")
+
+
+FIGURES = {"12-accuracy-vs-length": make_accuracy_figure, "12-rope-scaling": make_scaling_figure}
+DEMOS = {"sweep": sweep_demo}

@@ -1,0 +1,83 @@
+"""posenc_helpers.viz.lab: the lab's plots and the sweep demo, on a small made-up sweep with known numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from posenc_helpers.lab import SCALINGS, SCHEMES, TASKS
+from posenc_helpers.viz import new_figure
+from posenc_helpers.viz import lab as vl
+
+LENGTHS = np.arange(32, 257, 32)
+FACTORS = np.arange(1, 9)
+
+
+def fake_results():
+    """Seeds 0 and 1; accuracy = 1/(index of length + 1) for seed 0 and that + 0.1 for seed 1; scaled = factor/10."""
+    table = {}
+    for seed in (0, 1):
+        for task in TASKS:
+            for scheme in SCHEMES:
+                acc = 1.0 / (np.arange(8) + 1) + 0.1 * seed
+                if scheme == "learned":
+                    acc[1:] = np.nan
+                entry = {"accuracy": acc, "beyond": acc}
+                if scheme == "rope":
+                    for method in SCALINGS:
+                        entry[method] = np.tile(FACTORS[:, None] / 10 + 0.01 * SCALINGS.index(method), (1, 8))
+                table[(seed, task, scheme)] = entry
+    return {"lengths": LENGTHS, "factors": FACTORS, "table": table}
+
+
+def test_accuracy_plot_draws_the_given_numbers_and_leaves_gaps_for_nan():
+    fig, ax = new_figure()
+    lines = vl.plot_accuracy_vs_length(ax, [32, 64, 128], {"learned": [1.0, np.nan, np.nan], "alibi": [1, 1, 0.5]}, 32)
+    assert lines["alibi"].get_ydata().tolist() == [1, 1, 0.5]
+    assert np.isnan(lines["learned"].get_ydata()[1])
+    assert ax.get_xlabel() == "test length T (tokens)"
+
+
+def test_sweep_figure_shows_the_mean_over_seeds_and_moves_with_the_sliders():
+    fig, h = vl.make_sweep_figure(fake_results(), length=96, factor=3)
+    rope_line = [l for l in h["axes"][0].get_lines() if l.get_label() == "RoPE"][0]
+    np.testing.assert_allclose(rope_line.get_ydata(), 1.0 / (np.arange(8) + 1) + 0.05)  # mean of seeds 0 and 1
+    np.testing.assert_allclose(h["scaled"][("prev", "ntk")].get_ydata(), 0.3 + 0.01)
+    readout = vl.update_sweep(h, 160, 5)
+    assert float(h["cursor"][1].get_xdata()[0]) == 160.0
+    np.testing.assert_allclose(h["scaled"][("first", "pi")].get_ydata(), 0.5)
+    assert "T = 160 tokens (5 × L" in readout and "s = 5" in readout
+    # index 4 (T = 160): 1/5 + 0.05 = 0.25 for every scheme but the learned table
+    assert readout.count("<td>0.25</td>") == 2 * 4 and readout.count("<td>—</td>") == 2
+
+
+@pytest.mark.parametrize("kw, match", [({"length": 100, "factor": 2}, "length must be one of"),
+                                       ({"length": 64, "factor": 9}, "factor must be one of")])
+def test_sweep_update_refuses_values_that_were_not_precomputed(kw, match):
+    _, h = vl.make_sweep_figure(fake_results())
+    with pytest.raises(ValueError, match=match):
+        vl.update_sweep(h, **kw)
+
+
+def test_shipped_demo_steps_in_place():
+    demo = vl.sweep_demo()
+    demo.set_values(length=64, factor=2)
+    before = demo.full_draws
+    demo.controls["factor"].value = 3
+    demo.controls["length"].value = 96
+    assert demo.full_draws == before
+    assert "T = 96 tokens" in demo.readout.value
+
+
+def test_similarity_and_attention_plots_use_safe_colormaps():
+    fig, (a, b) = new_figure(1, 2)
+    image = vl.plot_similarity(a, np.eye(4), title="t")
+    assert image.get_cmap().name == "RdBu_r" and image.get_clim() == (-1, 1)
+    (im,) = vl.plot_attention_maps([b], [np.tril(np.ones((4, 4))) / 4], ["x"])
+    assert im.get_cmap().name == "viridis"
+
+
+def test_pair_usage_bars_have_the_given_heights():
+    fig, ax = new_figure()
+    bars = vl.plot_pair_usage(ax, [0.5, 0.3, 0.2], [6.3, 63, 628], 32, title="t")
+    assert [round(b.get_height(), 3) for b in bars] == [0.5, 0.3, 0.2]

@@ -103,7 +103,7 @@ def load(path=RESULTS_PATH) -> dict:
     """The shipped results: ``{(seed, task, scheme): {"accuracy": array, ...}}`` and the axes.
 
     >>> res = load()
-    >>> res["lengths"][0], res["table"][(0, "prev", "alibi")]["accuracy"].shape
+    >>> int(res["lengths"][0]), res["table"][(0, "prev", "alibi")]["accuracy"].shape
     (32, (8,))
     """
     doc = json.loads(Path(path).read_text())

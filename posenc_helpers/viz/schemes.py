@@ -298,13 +298,14 @@ def plot_alibi_bias(axes, seq_len: int = 12, n_heads: int = 12, heads=(0, 7, 8, 
         image = ax.imshow(data, cmap=cmap, vmin=lowest, vmax=0.0, interpolation="nearest")
         ax.set_title(f"head {h}: m = 2^{np.log2(slopes[h]):g}\ncorner {lowest:.3g}")
         ax.set_xlabel("key position j (tokens)")
+        # every panel has its own colour scale, so each stands alone with both axes labelled
+        ax.set_ylabel("query position i (tokens)")
         ticks = range(0, seq_len, max(1, seq_len // 6))
         ax.set_xticks(ticks)
         ax.set_yticks(ticks)
         images.append(image)
         values.append(bias[h])
         colorbars.append(ax.figure.colorbar(image, ax=ax, label="bias −m·|i − j|", shrink=0.8, pad=0.03))
-    axes[0].set_ylabel("query position i (tokens)")
     for ax in axes[len(heads):]:
         ax.set_visible(False)
     return {"images": images, "values": values, "colorbars": colorbars}
@@ -486,9 +487,6 @@ def make_alibi_bias():
     # One shared query axis, labelled once on the left.
     fig, axes = new_figure(2, 2, figsize=(10.0, 8.4))
     plot_alibi_bias(axes, 12, 12, heads=(0, 7, 8, 11))
-    # the second column has its own colour scale, so it gets its own query axis label too
-    for ax in np.ravel(axes)[1::2]:
-        ax.set_ylabel("query position i (tokens)")
     fig.suptitle("ALiBi bias, 12-head model, one colour scale per head (grey: future keys, masked)")
     return fig
 

@@ -419,7 +419,7 @@ def plot_score_vs_distance(axes, train_len: int = 512, distance: int = 768, max_
                                  markeredgecolor="black", animated=animated)
                 handles["dots"][f"alibi{j}"] = dot
             ax.set_ylim(-40.0, 3.0)
-            ax.legend(loc="lower left", fontsize=11)
+            ax.legend(loc="lower right", fontsize=11)  # the steep heads have left the panel there
         else:
             color = OKABE_ITO[n]
             (line,) = ax.plot(d, curves[name], color=color, linewidth=1.0, animated=animated and name == "learned")
@@ -510,7 +510,8 @@ def make_distance_figure(train_len: int = 512, distance: int = 768):
 
     Returns ``(fig, handles)``. Taught in notebooks/08-other-schemes.ipynb.
     """
-    fig, axes = new_figure(2, 2, figsize=(11.0, 6.6), sharex=True)
+    # 11 × 5.4 in at 80 dpi: sliders, figure and readout fit one 1280 × 720 projector screen
+    fig, axes = new_figure(2, 2, figsize=(11.0, 5.4), sharex=True)
     handles = plot_score_vs_distance(axes, train_len, distance, animated=True)
     for ax in np.ravel(axes)[:2]:
         ax.set_xlabel("")

@@ -127,7 +127,7 @@ def test_counter_demo_moves_every_artist():
         np.testing.assert_allclose([b.get_height() for b in h["bars_pe"]], literal_pe(pos, why.DIM), atol=1e-12)
         assert h["prev_bits"].get_visible() == (pos > 0)
         binary = format(pos, f"0{why.N_BITS}b")
-        assert f"<td>{binary}</td>" in demo.readout.value
+        assert f"<td>{binary}</td>" in demo.readout.value and "binary (bit 6 … bit 0)" in demo.readout.value
         if pos > 0:
             assert h["prev_bits"].get_ydata().tolist() == literal_bits(pos - 1, why.N_BITS)
             flipped = sum(a != b for a, b in zip(binary, format(pos - 1, f"0{why.N_BITS}b")))

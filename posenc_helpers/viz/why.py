@@ -257,11 +257,12 @@ def update_counter(handles, pos) -> dict:
 def _counter_readout(values) -> str:
     pos = values["pos"]
     binary = "".join(str(int(b)) for b in values["bits"][::-1])
+    label = f"binary (bit {len(values['bits']) - 1} … bit 0)"
     if values["flipped"] is None:
-        rows = [("binary (bit 6 … bit 0)", binary), ("step from pos − 1", "none: pos 0 is the first position")]
+        rows = [(label, binary), ("step from pos − 1", "none: pos 0 is the first position")]
     else:
         rows = [
-            ("binary (bit 6 … bit 0)", binary),
+            (label, binary),
             ("bits flipped since pos − 1", f"{values['flipped']}"),
             ("‖b(pos) − b(pos − 1)‖", f"{values['bit_step']:.3f}"),
             ("‖PE(pos) − PE(pos − 1)‖", f"{values['pe_step']:.3f} (the same at every pos)"),

@@ -90,15 +90,15 @@ def draw_rope_pair(ax, q, k, m, n, pair=0, base=10000.0) -> dict:
     q, k, pair = _pair_vectors(q, k, pair)
     dim = q.shape[0]
     base = v.base_value(base)
-    # ω_k = base^(−2k/D), with D the length of the vectors being rotated
+    # ω_k = base^(−2k/D): the demo rotates every pair, so D = len(q)
     omega = base ** (-2.0 * pair / dim)
     reach = max(1.0, float(np.hypot(*q[2 * pair : 2 * pair + 2])), float(np.hypot(*k[2 * pair : 2 * pair + 2])))
     _circle_axes(ax, f"pair {pair}: ω$_{pair}$ = {omega:g} rad per position")
     lim = CIRCLE_LIM * reach
     ax.set_xlim(-lim, lim)
     ax.set_ylim(-lim, lim)
-    ax.set_xlabel(f"first element a = x[{2 * pair}] (unitless)")
-    ax.set_ylabel(f"second element b = x[{2 * pair + 1}] (unitless)")
+    ax.set_xlabel(f"first element a = x[{2 * pair}]")
+    ax.set_ylabel(f"second element b = x[{2 * pair + 1}]")
     for vec, colour in ((q, Q_COLOUR), (k, K_COLOUR)):
         a, b = vec[2 * pair : 2 * pair + 2]
         ax.plot([0.0, a], [0.0, b], "--", color=colour, linewidth=1.3, alpha=0.6, zorder=1)
@@ -160,7 +160,7 @@ def draw_score_curve(ax, q, k, base=10000.0, max_distance=60) -> dict:
     ax.axhline(0.0, color="0.85", linewidth=1.0, zorder=0)
     ax.set_xlim(-max_distance, max_distance)
     ax.set_xlabel("distance m − n (tokens)")
-    ax.set_ylabel("score rope(q,m)·rope(k,n) (unitless)")
+    ax.set_ylabel("score rope(q,m)·rope(k,n)")
     ax.set_title("the score is a function of m − n")
     return {"curve": curve, "marker": marker, "distances": distances, "base": float(base)}
 
@@ -262,8 +262,8 @@ def make_rope_pair_rotation():
         ax.set_ylim(-1.5, 1.5)
         score = float(rope_score([1.0, 0.0], [1.0, 0.0], m, n))
         ax.set_title(f"(m, n) = ({m}, {n}): score = cos 2 = {score:.4f}")
-        ax.set_xlabel("first element a (unitless)")
-        ax.set_ylabel("second element b (unitless)")
+        ax.set_xlabel("first element a")
+        ax.set_ylabel("second element b")
         rq, rk = rope([1.0, 0.0], m), rope([1.0, 0.0], n)
         for (x, y), text, colour in ((rq, f"q at m = {m}", Q_COLOUR), (rk, f"k at n = {n}", K_COLOUR)):
             # the label sits just outside the arrow's tip, on the far side from the centre

@@ -141,8 +141,8 @@ def draw_pair_shift(ax, k, pos, offset, dim=4, base=10000.0) -> dict:
     k = _pair_index(k, dim)
     omega = frequencies(dim, base)[k]
     _circle_axes(ax, "")
-    ax.set_xlabel(f"cos(ω$_{k}$·pos) = element {2 * k + 1} (unitless)")
-    ax.set_ylabel(f"sin(ω$_{k}$·pos) = element {2 * k} (unitless)")
+    ax.set_xlabel(f"cos(ω$_{k}$·pos) = element {2 * k + 1}")
+    ax.set_ylabel(f"sin(ω$_{k}$·pos) = element {2 * k}")
     handles = {"k": k, "dim": int(dim), "base": float(base), "omega": float(omega)}
     (handles["arc"],) = ax.plot([], [], color=ARC_COLOUR, linewidth=3.0, animated=True, zorder=2, label="turn ω·offset")
     (handles["start"],) = ax.plot(
@@ -282,9 +282,9 @@ def draw_position_matrix(ax, values, positions, title, cbar_label, xlabel="key p
     Taught in notebooks/03-shift-matrix.ipynb and 04-rope.ipynb.
 
     >>> fig, ax = new_figure()
-    >>> h = draw_position_matrix(ax, np.eye(3), [0, 1, 2], "identity", "value (unitless)")
+    >>> h = draw_position_matrix(ax, np.eye(3), [0, 1, 2], "identity", "value")
     >>> h["colorbar"].ax.get_ylabel(), h["image"].get_clim()
-    ('value (unitless)', (-1.0, 1.0))
+    ('value', (-1.0, 1.0))
     """
     values = np.asarray(values, dtype=np.float64)
     positions = np.asarray(positions, dtype=np.float64)
@@ -384,8 +384,8 @@ def make_shift_as_rotation():
     """
     fig, (left, right) = new_figure(1, 2, figsize=(10.0, 4.6))
     _circle_axes(left, "T₁ on pair 0: the same 1 rad turn from every pos")
-    left.set_xlabel("cos(pos) = element 1 (unitless)")
-    left.set_ylabel("sin(pos) = element 0 (unitless)")
+    left.set_xlabel("cos(pos) = element 1")
+    left.set_ylabel("sin(pos) = element 0")
     positions = np.arange(7)
     points = pair_point(positions, 0, 4)
     for p in positions[:-1]:

@@ -202,7 +202,7 @@ def test_demo_follows_pos_and_offset_to_the_right_points():
             np.testing.assert_allclose(data[2 * k : 2 * k + 2, 2 * k : 2 * k + 2], block_literal(offset, k, 4))
         c, s = block_literal(offset, 0, 4)[0]
         # the block's numbers are in the readout (the cells are colour only by default)
-        assert f"[[{c:.5f}, {s:.5f}], [{-s:.5f}, {c:.5f}]]" in demo.readout.value
+        assert f"[{c:.5f}, {s:.5f}]<br>[{-s:.5f}, {c:.5f}]" in demo.readout.value
         assert f"pos = {pos}, offset = {offset}" in demo.readout.value
 
 
@@ -244,7 +244,7 @@ def test_demo_leaves_the_numbers_to_the_readout_by_default():
     assert texts[0][2].get_text() == "0"
     demo.controls["offset"].value = 5
     c, s = math.cos(5), math.sin(5)
-    assert f"[[{c:.5f}, {s:.5f}], [{-s:.5f}, {c:.5f}]]" in demo.readout.value
+    assert f"[{c:.5f}, {s:.5f}]<br>[{-s:.5f}, {c:.5f}]" in demo.readout.value
     data = demo.handles["matrix"]["image"].get_array()
     np.testing.assert_allclose(data[0:2, 0:2], block_literal(5, 0, 4))
 

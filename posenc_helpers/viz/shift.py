@@ -315,7 +315,8 @@ def shift_readout(pos, offset, dim=4, base=10000.0) -> str:
         c, s = T[2 * k, 2 * k], T[2 * k, 2 * k + 1]
         rows.append(
             f"<tr><td>{k}</td><td>{w:g}</td><td>{w * offset:.4f}</td>"
-            f"<td>[[{c:.5f}, {s:.5f}], [{-s:.5f}, {c:.5f}]]</td>"
+            # the 2 × 2 block on two lines, one row of the matrix each (cells do not wrap on their own)
+            f"<td>[{c:.5f}, {s:.5f}]<br>[{-s:.5f}, {c:.5f}]</td>"
             f"<td>({moved[2 * k]:.4f}, {moved[2 * k + 1]:.4f})</td>"
             f"<td>({target[2 * k]:.4f}, {target[2 * k + 1]:.4f})</td></tr>"
         )
@@ -325,7 +326,7 @@ def shift_readout(pos, offset, dim=4, base=10000.0) -> str:
     )
     return (
         f"<b>pos = {pos:g}, offset = {offset:g}, D = {dim}</b>"
-        f"<table style='font-size:120%'>{head}{''.join(rows)}</table>"
+        f"<table>{head}{''.join(rows)}</table>"
     )
 
 

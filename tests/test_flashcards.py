@@ -251,3 +251,11 @@ def test_only_the_widget_cell_ignores_its_output():
     code = ["".join(c["source"]) for c in _cells() if c["cell_type"] == "code"]
     ignored = [s for s in code if "NBVAL_IGNORE_OUTPUT" in s]
     assert len(ignored) == 1 and "flashcard_deck(" in ignored[0]
+
+
+def test_links_to_a_notebooks_cards_point_at_an_existing_group():
+    linked = set()
+    for path in (ROOT / "notebooks").rglob("*.ipynb"):
+        linked |= set(re.findall(r"06-flashcards\.ipynb#cards-(\d\d)", path.read_text(encoding="utf-8")))
+    assert {"01", "02", "03", "04", "05"} <= linked
+    assert linked <= set(notebooks_of()), linked - set(notebooks_of())

@@ -124,14 +124,15 @@ def plot_cos_error(ax, dtypes=("float32", "float16", "bfloat16"), max_pos=1e8, p
 
 def make_cos_error_figure(pairs=COS_ERROR_PAIRS, max_pos=1e8):
     """One panel per pair, sharing the error axis: ``(fig, {pair: handles})``."""
-    fig, axes = new_figure(1, len(pairs), figsize=(4.2 * len(pairs), 4.6), sharey=True)
+    fig, axes = new_figure(1, len(pairs), figsize=(4.2 * len(pairs), 5.0), sharey=True)
     axes = np.atleast_1d(axes)
     handles = {}
     for ax, pair in zip(axes, pairs):
         handles[pair] = plot_cos_error(ax, max_pos=max_pos, pair=pair)
         if ax is not axes[0]:
             ax.set_ylabel("")
-    axes[-1].legend(loc="lower right", fontsize=11)
+    # one legend under the panels, where it covers no curve
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=4)
     fig.suptitle(f"cos(pos·ω_k), angle and cosine computed in each format (D = {COS_ERROR_DIM})")
     return fig, handles
 

@@ -214,8 +214,8 @@ CARDS: list[Card] = [
          "Up to 256 = 2⁸. 257 lies halfway between 256 and 258, and the tie goes to the even 256.", "10"),
     Card("True or false: in float32, RoPE angles are exact up to position 2²⁴.",
          "False. Integer positions are exact up to 2²⁴, but ωₖ is rounded too, so the angle errs much earlier: for "
-         "D = 128, pair 1's float32 angle is off by about 0.05 rad at position 10⁶. Only pair 0, with ω = 1, is exact "
-         "there.", "10"),
+         "D = 128, pair 1's float32 angle is off by about 0.05 rad at position 10⁶. Pair 0, whose ω = 1 is stored "
+         "exactly, keeps exact angles up to 2²⁴.", "10"),
     Card("In a bfloat16 model, why compute the RoPE angles pos · ωₖ in float32 rather than in bfloat16?",
          "Rounding cos and sin, numbers in [−1, 1], to bfloat16 moves them by at most 2⁻⁹; rounding a large angle can "
          "move it by many radians (by up to 32 rad for an angle between 8192 and 16384, such as pair 0's at position "

@@ -89,6 +89,7 @@ def test_no_card_repeats_the_corrected_claims():
     assert "never the model width" not in text                     # a one-head model's head is the model width
     assert "with q ≠ k can tell" not in text                       # q = 2k is symmetric too
     assert "indeed no function" not in text                        # a whole vector of sines can pin the position
+    assert "Only pair 0" not in text                                # at 10⁶, pairs 16 and 32 of D = 128 land exactly too
 
 
 # The lesson's own six cards, by the fact each one asks for.

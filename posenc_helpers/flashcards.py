@@ -180,7 +180,8 @@ CARDS: list[Card] = [
          "then odds.", "07"),
     # 08: learned tables and ALiBi
     Card("How does ALiBi bring position into attention?",
-         "Without vectors: it subtracts a penalty proportional to the distance from each attention score.", "08"),
+         "Without vectors: it subtracts a penalty proportional to the distance, with one slope per head, from each "
+         "attention score.", "08"),
     Card("A learned position table has P rows. What happens at position P?",
          "There is no row for it. A plain lookup raises an error (an IndexError in NumPy); code that clamps the index "
          "silently reuses the last row, and code that wraps it (a modulo) silently reuses an early one.", "08"),
@@ -204,7 +205,7 @@ CARDS: list[Card] = [
          "base · s^(D/(D − 2)). Pair 0 keeps its frequency; the slowest pair is divided by exactly s.", "09"),
     Card("What does YaRN do with a pair that turns more than β = 32 times within the training length?",
          "It keeps that pair's frequency. Pairs under α = 1 turn are interpolated as in PI, a ramp blends those in "
-         "between, and the attention logits grow by (0.1 ln s + 1)².", "09"),
+         "between, and the attention logits are multiplied by (0.1 ln s + 1)².", "09"),
     Card("True or false: PI and YaRN let a model read a longer context with no extra training.",
          "False as published: their headline results use fine-tuning, within 1000 steps for PI and a few hundred for "
          "YaRN. Without it the scaled model still runs, but those numbers do not describe that setting; "

@@ -190,10 +190,10 @@ CARDS: list[Card] = [
     Card("For 12 heads, are ALiBi's slopes in decreasing order?",
          "No. Heads 0 to 7 get 2^(−1) … 2^(−8); heads 8 to 11 get every other slope of the 16-head sequence, "
          "2^(−0.5), 2^(−1.5), 2^(−2.5), 2^(−3.5), so head 8 is the steepest.", "08"),
-    Card("True or false: past its training length, ALiBi keeps working as well as within it.",
-         "False. ALiBi extrapolates stably, which is not the same as usefully: perplexity stays flat mostly because "
-         "distant tokens are suppressed, an effective window of roughly the training length, and past it come bias "
-         "values and longer softmax rows that training never produced.", "08"),
+    Card("True or false: past its training length, ALiBi makes good use of the extra context.",
+         "False. ALiBi extrapolates stably, which is not the same as usefully. Perplexity stays flat (the ALiBi "
+         "paper's result) mostly because the bias suppresses distant tokens, an effective window of roughly the "
+         "training length; past it come bias values and longer softmax rows that training never produced.", "08"),
     Card("True or false: a randomly initialised position table shows what a trained one learns.",
          "False. An untrained (random) table shows only the table's shape and its hard edge after the last row; what "
          "training puts in the rows takes a trained model to see.", "08"),

@@ -124,7 +124,8 @@ CARDS: list[Card] = [
     Card("From pos 0 to pos 1 with D = 4, which element changes more, 0 or 2?",
          "Element 0: sin 1 = 0.8415 against sin 0.01 = 0.0100, about 84 times as much.", "02"),
     Card("How does the sinusoidal encoding enter the original transformer?",
-         "It is added to the token embedding, element by element: x = tok + PE(pos). Nothing in it is trained.", "02"),
+         "It is added to the token embedding, element by element: x = tok + PE(pos), where Vaswani et al. first "
+         "scale the embedding by √d_model. Nothing in PE is trained.", "02"),
     # 03: the shift matrix
     Card("What kind of matrix is the shift matrix that turns PE(pos) into PE(pos + offset)?",
          "A rotation: block diagonal, each 2 × 2 block turning pair k by the angle ωₖ · offset.", "03"),

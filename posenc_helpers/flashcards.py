@@ -185,7 +185,8 @@ CARDS: list[Card] = [
          "attention score.", "08"),
     Card("A learned position table has P rows. What happens at position P?",
          "There is no row for it. A plain lookup raises an error (an IndexError in NumPy); code that clamps the index "
-         "silently reuses the last row, and code that wraps it (a modulo) silently reuses an early one.", "08"),
+         "silently reuses the last row, and a position gone negative, such as −1, silently wraps round to the last "
+         "row in Python.", "08"),
     Card("What are ALiBi's slopes for 8 heads?",
          "2^(−1), 2^(−2), …, 2^(−8), that is 1/2, 1/4, …, 1/256.", "08"),
     Card("For 12 heads, are ALiBi's slopes in decreasing order?",

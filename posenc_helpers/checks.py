@@ -470,7 +470,7 @@ def _diagnose(name: str, fn, probes, length, reference, variants, model_dim_fami
                            f"  Hint: Write {texts['check']}({name}), without parentheses after {name}.")
     outcomes = [_call(fn, _args(p), length(p)) for p in probes]
     expected = [reference(p) for p in probes]
-    right = [_matches(o, e) for o, e in zip(outcomes, expected)]
+    right = [_matches(o, e) for o, e in zip(outcomes, expected, strict=True)]
     if all(right):
         return CheckResult(True, None, f"✓ {name} passed all {len(probes)} checks, odd D included. "
                                        f"For example, {_call_text(name, probes[0])} = {_format(expected[0])}.")
@@ -556,8 +556,8 @@ def _find_model_dim(outcomes, probes, even, family, text) -> _Variant | None:
             sentence, hint = text(m)
             plain = family[0][1]
             return _Variant(("model-dim",) + extra, sentence, hint,
-                            compute=lambda *args, batch=batch: batch(*args, [m])[0],
-                            primary=lambda *args: plain(*args, [m])[0])
+                            compute=lambda *args, batch=batch, m=m: batch(*args, [m])[0],
+                            primary=lambda *args, plain=plain, m=m: plain(*args, [m])[0])
     return None
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from literal import literal_rope as rotate_literal
 from matplotlib.figure import Figure
 
 from posenc_helpers.viz import new_figure
@@ -22,12 +23,11 @@ from posenc_helpers.viz.rotary import (
     update_rope_pair,
     update_score_curve,
 )
-from literal import literal_rope as rotate_literal
 
 
 def score_literal(q, k, m, n, base=10000.0) -> float:
     rq, rk = rotate_literal(q, m, base), rotate_literal(k, n, base)
-    return sum(a * b for a, b in zip(rq, rk))
+    return sum(a * b for a, b in zip(rq, rk, strict=True))
 
 
 def pair_score_literal(q, k, m, n, pair, base=10000.0) -> float:

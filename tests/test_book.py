@@ -6,9 +6,17 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from tools import book, nav
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory):
+    """The book, built once per session (shared with tests/browser/test_browser_book.py) with every Sphinx warning an error."""
+    return book.build(tmp_path_factory.getbasetemp() / "book", strict=True, reuse=True)
 
 
 def _html(built_book: Path, entry: nav.Entry) -> str:

@@ -158,8 +158,16 @@ def stage(src: Path, root: Path = ROOT) -> Path:
     return src
 
 
-def build(out: Path = DEFAULT_OUT, strict: bool = False, root: Path = ROOT) -> Path:
-    """Stage and build the book; return the folder of the HTML site."""
+def build(out: Path = DEFAULT_OUT, strict: bool = False, root: Path = ROOT, reuse: bool = False) -> Path:
+    """Stage and build the book; return the folder of the HTML site.
+
+    With ``reuse``, a book already built successfully (strict or not, as asked)
+    into ``out`` is returned as it is: the tests share one build this way.
+    """
+    html, done = Path(out) / "_build" / "html", Path(out) / f".built-{'strict' if strict else 'default'}"
+    if reuse and done.is_file() and (html / "index.html").is_file():
+        return html
+    done.unlink(missing_ok=True)
     src = stage(Path(out) / "src", root)
     command = [
         sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(src),
@@ -168,7 +176,8 @@ def build(out: Path = DEFAULT_OUT, strict: bool = False, root: Path = ROOT) -> P
     if strict:
         command += ["--warningiserror", "--nitpick", "--keep-going"]
     subprocess.run(command, check=True)
-    return Path(out) / "_build" / "html"
+    done.touch()
+    return html
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import nav
+from tools import book, nav
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,6 +20,12 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["01-clock-hands", "04-rope", "10-precision"]
 
 pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="session")
+def built_book(tmp_path_factory):
+    """The book, built once per session (shared with tests/test_book.py) with every Sphinx warning an error."""
+    return book.build(tmp_path_factory.getbasetemp() / "book", strict=True, reuse=True)
 
 _PROSE_TEXT = """() => {
   const article = document.querySelector('article') || document.body;

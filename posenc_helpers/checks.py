@@ -671,7 +671,7 @@ def check_rope(fn) -> CheckResult:
             "model-dim": lambda m: (
                 f"Your rotation takes D = {m} from somewhere other than the vector, so it is right only for "
                 f"vectors of length {m}.",
-                "Take D from the vector being rotated: D = len(vec)."),
+                "Use the length of the vector you rotate: D = len(vec), since every pair of vec is rotated here."),
         },
     )
 

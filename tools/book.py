@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -34,6 +35,10 @@ from tools import nav
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "build" / "book"
+
+#: A markdown link to an anchor in a notebook, ``[text](06-flashcards.ipynb#cards-01)``, where
+#: the anchor may be an HTML one (``<a id="cards-01"></a>``), which MyST cannot check.
+ANCHOR_LINK = re.compile(r"\[([^\]]+)\]\(([\w./-]+)\.ipynb#([A-Za-z0-9_-]+)\)")
 
 #: The mime type of a live widget's output.
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -76,6 +81,10 @@ def _source(cell: dict) -> str:
 def book_notebook(nb: dict, relpath: str) -> dict:
     """The notebook as the book shows it: navigation cells tagged ``remove-cell``, widgets noted.
 
+    A link to an HTML anchor, ``[text](06-flashcards.ipynb#name)``, becomes the HTML
+    link ``<a href="06-flashcards.html#name">text</a>``: the anchor is kept in the
+    page, but MyST only checks heading anchors and would warn about it.
+
     >>> nb = {"cells": [
     ...     {"cell_type": "markdown", "metadata": {}, "source": nav.MARK + "\\n[Contents](x)"},
     ...     {"cell_type": "code", "metadata": {}, "source": "demo", "outputs": [
@@ -86,9 +95,14 @@ def book_notebook(nb: dict, relpath: str) -> dict:
     ['remove-cell']
     >>> sorted(out["cells"][1]["outputs"][0]["data"])
     ['text/markdown']
+    >>> book_notebook({"cells": [{"cell_type": "markdown", "metadata": {},
+    ...     "source": "see [its cards](06-flashcards.ipynb#cards-01)"}]}, "x")["cells"][0]["source"]
+    'see <a href="06-flashcards.html#cards-01">its cards</a>'
     """
     nb = json.loads(json.dumps(nb))
     for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            cell["source"] = ANCHOR_LINK.sub(r'<a href="\2.html#\3">\1</a>', _source(cell))
         if cell["cell_type"] == "markdown" and _source(cell).startswith(nav.MARK):
             tags = cell.setdefault("metadata", {}).setdefault("tags", [])
             if "remove-cell" not in tags:

@@ -470,7 +470,7 @@ def _diagnose(name: str, fn, probes, length, reference, variants, model_dim_fami
                            f"  Hint: Write {texts['check']}({name}), without parentheses after {name}.")
     outcomes = [_call(fn, _args(p), length(p)) for p in probes]
     expected = [reference(p) for p in probes]
-    right = [_matches(o, e) for o, e in zip(outcomes, expected)]
+    right = [_matches(o, e) for o, e in zip(outcomes, expected, strict=True)]
     if all(right):
         return CheckResult(True, None, f"✓ {name} passed all {len(probes)} checks, odd D included. "
                                        f"For example, {_call_text(name, probes[0])} = {_format(expected[0])}.")
@@ -556,8 +556,8 @@ def _find_model_dim(outcomes, probes, even, family, text) -> _Variant | None:
             sentence, hint = text(m)
             plain = family[0][1]
             return _Variant(("model-dim",) + extra, sentence, hint,
-                            compute=lambda *args, batch=batch: batch(*args, [m])[0],
-                            primary=lambda *args: plain(*args, [m])[0])
+                            compute=lambda *args, batch=batch, m=m: batch(*args, [m])[0],
+                            primary=lambda *args, plain=plain, m=m: plain(*args, [m])[0])
     return None
 
 
@@ -915,7 +915,7 @@ def _diagnose_matrix(fn) -> CheckResult:
                                             f"  Hint: Write check_hf_to_meta({name}), without parentheses after {name}.")
     outcomes = [_matrix_outcome(fn, p) for p in HF_PROBES]
     expected = [_hf_reference(p) for p in HF_PROBES]
-    right = [o.kind == "vector" and np.array_equal(o.vector, e) for o, e in zip(outcomes, expected)]
+    right = [o.kind == "vector" and np.array_equal(o.vector, e) for o, e in zip(outcomes, expected, strict=True)]
     if all(right):
         return CheckResult(True, None, f"✓ {name} passed all {len(HF_PROBES)} checks, several heads included. "
                                        "It undoes the conversion script's permute head by head.")
@@ -939,7 +939,7 @@ def _diagnose_matrix(fn) -> CheckResult:
     for variant in _hf_variants():
         answers = [variant.compute(p) for p in HF_PROBES]
         if all(o.kind == "vector" and np.array_equal(o.vector, a)
-               for o, a in zip(outcomes, answers)):
+               for o, a in zip(outcomes, answers, strict=True)):
             primary = variant.primary or variant.compute
             index = next((i for i, p in enumerate(HF_PROBES) if not right[i]
                           and not np.array_equal(primary(p), expected[i])), right.index(False))
@@ -1065,7 +1065,7 @@ def check_alibi_slopes(fn) -> CheckResult:
                                             f"  Hint: Write check_alibi_slopes({name}), without parentheses after {name}.")
     outcomes = [_call(fn, (n,), n) for n in ALIBI_PROBES]
     expected = [_alibi_reference(n) for n in ALIBI_PROBES]
-    right = [_matches(o, e) for o, e in zip(outcomes, expected)]
+    right = [_matches(o, e) for o, e in zip(outcomes, expected, strict=True)]
     if all(right):
         return CheckResult(True, None, f"✓ {name} passed all {len(ALIBI_PROBES)} checks, n = 12 included. "
                                        f"For example, {name}(12)[8:] = {_format(expected[5][8:])}.")
@@ -1076,7 +1076,7 @@ def check_alibi_slopes(fn) -> CheckResult:
                                                  outcomes[index], notes), (n,))
 
     for variant in _alibi_variants():
-        if all(_matches(o, variant.compute(n)) for o, n in zip(outcomes, ALIBI_PROBES)):
+        if all(_matches(o, variant.compute(n)) for o, n in zip(outcomes, ALIBI_PROBES, strict=True)):
             index = next(i for i, n in enumerate(ALIBI_PROBES) if not right[i])
             notes = ["The power-of-two formula is also used for every n."] if len(variant.codes) > 1 else []
             return result(variant.codes[0], variant.sentence, variant.hint, index, notes)

@@ -20,7 +20,7 @@ saved or shown statically (``savefig`` draws them), so the same figure serves
 both. Matplotlib never draws an animated artist placed on the Figure itself
 (``fig.text``) when saving: put changing text on an Axes instead.
 
->>> from posenc_helpers.viz import new_figure
+>>> from posenc_helpers.style import new_figure
 >>> def make():
 ...     fig, ax = new_figure()
 ...     (line,) = ax.plot([0, 1], [0, 0])
@@ -47,7 +47,7 @@ from typing import Any
 import ipywidgets as widgets
 import numpy as np
 
-from .viz import style
+from .style import style
 
 #: Layout shared by every control: a label wide enough for "shift (added to m and n)".
 _CONTROL_STYLE = {"description_width": "16em"}
@@ -269,7 +269,7 @@ class SliderDemo(widgets.VBox):
     def set_values(self, **values) -> None:
         """Set several controls, then redraw once (setting ``.value`` redraws after each)."""
         with self.hold_trait_notifications():
-            for name, value in values.items():
+            for name in values:
                 if name not in self.controls:
                     raise KeyError(f"no control named {name!r}; this demo has {sorted(self.controls)}")
         for name, value in values.items():
@@ -287,22 +287,3 @@ class SliderDemo(widgets.VBox):
             self.update_fn(handles, **{**self.values, **values})
         return render_png(fig)
 
-
-def registry() -> dict:
-    """Every slider demo factory in posenc_helpers.viz, as ``{"module.name": factory}``.
-
-    Each viz module may define ``DEMOS = {"name": factory}``; ``factory()``
-    returns a :class:`SliderDemo` at its default settings. The slider
-    benchmark and the browser tests drive every one.
-    """
-    import importlib
-    import pkgutil
-
-    from . import viz
-
-    found = {}
-    for info in sorted(pkgutil.iter_modules(viz.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{viz.__name__}.{info.name}")
-        for name, factory in getattr(module, "DEMOS", {}).items():
-            found[f"{info.name}.{name}"] = factory
-    return found

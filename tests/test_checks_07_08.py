@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from literal import literal_alibi_slopes
+
 from posenc_helpers import alibi_slopes, half_split_to_interleaved
 from posenc_helpers.checks import (
     ALIBI_PROBES,

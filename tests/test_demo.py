@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from posenc_helpers.demo import SliderDemo, float_slider, int_slider, log_slider, neighbour_value, registry, render_png
+from posenc_helpers.demo import SliderDemo, float_slider, int_slider, log_slider, neighbour_value, render_png
+from posenc_helpers.registry import demos as registry
 from posenc_helpers.viz import FONT_SIZE, new_figure
 
 

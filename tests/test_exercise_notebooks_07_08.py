@@ -100,7 +100,7 @@ def test_lesson_and_solution_agree_except_in_the_answer(number):
     ex = EXERCISES[number]
     lesson, solution = _exercise_cells(ex["lesson"], ex["prefix"]), _exercise_cells(ex["solution"], ex["prefix"])
     assert [c["id"] for c in lesson] == [c["id"] for c in solution]
-    for a, b in zip(lesson, solution):
+    for a, b in zip(lesson, solution, strict=True):
         if a["id"] == ex["prefix"] + "answer":
             continue
         assert (a["cell_type"], _source(a)) == (b["cell_type"], _source(b)), a["id"]

@@ -12,8 +12,8 @@ import pytest
 
 from posenc_helpers import alibi_slopes, frequencies
 from posenc_helpers.flashcards import CARDS, Card, cards_markdown, flashcard_deck, notebooks_of
-from posenc_helpers.nav import NUMBERED
 from posenc_helpers.precision import rope_angles, round_to
+from tools.nav import NUMBERED
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "notebooks" / "06-flashcards.ipynb"
@@ -27,7 +27,8 @@ def test_there_are_at_least_40_distinct_cards():
     for card in CARDS:
         assert card.question.strip() and card.answer.strip()
         # a question, or a statement to judge: "True or false: …."
-        assert card.question.endswith("?") or (card.question.startswith("True or false: ") and card.question.endswith(".")), card.question
+        true_or_false = card.question.startswith("True or false: ") and card.question.endswith(".")
+        assert card.question.endswith("?") or true_or_false, card.question
         assert card.answer.endswith("."), card.answer
 
 

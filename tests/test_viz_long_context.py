@@ -48,7 +48,7 @@ def literal_unseen(dim, base, length, method, s):
     count = 0
     original = literal_turns(dim, base, length, "none", s)
     scaled = literal_turns(dim, base, length, method, s)
-    for r, r2 in zip(original, scaled):
+    for r, r2 in zip(original, scaled, strict=True):
         if r < 1 and s * r2 > r * (1 + 1e-9):
             count += 1
     return count

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from literal import literal_rope as rotate_literal
 from matplotlib.figure import Figure
 
 from posenc_helpers.viz import new_figure
@@ -16,22 +17,21 @@ from posenc_helpers.viz.rotary import (
     FIGURES,
     draw_rope_pair,
     draw_score_curve,
-    pair_score,
-    rope_demo,
-    rope_readout,
-    update_rope_pair,
-    update_score_curve,
     make_rope_long_term_decay,
+    pair_score,
     plot_rope_decay,
     rope_decay_bound,
+    rope_demo,
+    rope_readout,
     rope_score_bound,
+    update_rope_pair,
+    update_score_curve,
 )
-from literal import literal_rope as rotate_literal
 
 
 def score_literal(q, k, m, n, base=10000.0) -> float:
     rq, rk = rotate_literal(q, m, base), rotate_literal(k, n, base)
-    return sum(a * b for a, b in zip(rq, rk))
+    return sum(a * b for a, b in zip(rq, rk, strict=True))
 
 
 def pair_score_literal(q, k, m, n, pair, base=10000.0) -> float:
@@ -98,7 +98,8 @@ def test_score_curve_is_the_literal_score_against_distance():
         assert math.isclose(y[i], score_literal(q, k, x[i], 0), abs_tol=1e-9)
     update_score_curve(h, q, k, m=40, n=33)
     np.testing.assert_allclose(h["marker"].get_xydata(), [[7, score_literal(q, k, 40, 33)]], atol=1e-9)
-    assert "(tokens)" in ax.get_xlabel() and ax.get_ylabel().startswith("score") and "unitless" not in ax.get_ylabel() and ax.get_title()
+    assert "(tokens)" in ax.get_xlabel() and ax.get_title()
+    assert ax.get_ylabel().startswith("score") and "unitless" not in ax.get_ylabel()
 
 
 def test_readout_gives_the_total_and_each_pair():
@@ -245,7 +246,7 @@ def test_score_bound_counts_the_step_to_h_d_over_2_equal_0():
 def test_the_bound_shrinks_on_average_with_distance():
     bound = rope_decay_bound(np.arange(1600), 128)
     means = [bound[a:b].mean() for a, b in [(0, 50), (50, 100), (100, 200), (200, 400), (400, 800), (800, 1600)]]
-    assert all(x > y for x, y in zip(means, means[1:]))
+    assert all(x > y for x, y in zip(means[:-1], means[1:], strict=True))
 
 
 def test_decay_functions_reject_bad_arguments():

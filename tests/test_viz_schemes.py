@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from literal import literal_alibi_slopes as literal_paper_slopes
+from literal import literal_rope
 
 from posenc_helpers.viz import FONT_SIZE, new_figure
 from posenc_helpers.viz import schemes as vs
-from literal import literal_alibi_slopes as literal_paper_slopes, literal_rope
 
 
 def literal_sinusoid_score(delta, dim, base=10000.0):
@@ -34,15 +35,15 @@ def test_rope_scores_match_a_literal_loop():
     rng = np.random.default_rng(5)
     q, k = rng.standard_normal(8), rng.standard_normal(8)
     got = vs.rope_scores(q, k, [0, 3, 250])
-    for g, d in zip(got, (0, 3, 250)):
-        want = sum(a * b for a, b in zip(literal_rope(q.tolist(), d), k.tolist()))
+    for g, d in zip(got, (0, 3, 250), strict=True):
+        want = sum(a * b for a, b in zip(literal_rope(q.tolist(), d), k.tolist(), strict=True))
         assert g == pytest.approx(want, abs=1e-10)
 
 
 def test_learned_scores_stop_at_the_last_row():
     table = vs.learned_table(10, 4, seed=3)
     got = vs.learned_scores(table, [0, 4, 9, 10, 50])
-    for g, d in zip(got[:3], (0, 4, 9)):
+    for g, d in zip(got[:3], (0, 4, 9), strict=True):
         assert g == pytest.approx(sum(table[d, i] * table[0, i] for i in range(4)))
     assert np.isnan(got[3:]).all()
 
@@ -84,7 +85,7 @@ def test_alibi_bias_heatmap_values_and_causal_mask():
     fig, axes = new_figure(1, 4, figsize=(12, 3))
     h = vs.plot_alibi_bias(axes, 6, 12, heads=(0, 7, 8, 11))
     slopes = literal_paper_slopes(12)
-    for image, head in zip(h["images"], (0, 7, 8, 11)):
+    for image, head in zip(h["images"], (0, 7, 8, 11), strict=True):
         data = image.get_array()
         for i in range(6):
             for j in range(6):
@@ -99,7 +100,7 @@ def test_alibi_bias_panels_each_span_their_own_range():
     fig, axes = new_figure(2, 2)
     h = vs.plot_alibi_bias(axes, 12, 12, heads=(0, 7, 8, 11))
     slopes = literal_paper_slopes(12)
-    for image, colorbar, head in zip(h["images"], h["colorbars"], (0, 7, 8, 11)):
+    for image, colorbar, head in zip(h["images"], h["colorbars"], (0, 7, 8, 11), strict=True):
         assert image.get_clim() == pytest.approx((-slopes[head] * 11, 0.0))
         assert colorbar.ax.get_ylabel() == "bias −m·|i − j|"
     # the gentlest head still uses the whole colour range: its corner is the darkest colour, the diagonal the lightest
@@ -197,7 +198,7 @@ def test_distance_demo_moves_every_marker_to_the_right_value():
         demo.set_values(distance=distance, train_len=train_len)
         dots = demo.handles["dots"]
         assert dots["sinusoid"].get_ydata()[0] == pytest.approx(literal_sinusoid_score(distance, vs.DIM), abs=1e-9)
-        rope_want = sum(a * b for a, b in zip(literal_rope(q.tolist(), distance), k.tolist()))
+        rope_want = sum(a * b for a, b in zip(literal_rope(q.tolist(), distance), k.tolist(), strict=True))
         assert dots["rope"].get_ydata()[0] == pytest.approx(rope_want, abs=1e-10)
         for j, m in enumerate(slopes):
             assert dots[f"alibi{j}"].get_ydata()[0] == pytest.approx(-m * distance)

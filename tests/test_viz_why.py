@@ -13,13 +13,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from literal import literal_pe
+from test_why import literal_attention
 
 from posenc_helpers import sinusoidal
 from posenc_helpers.attention import embed_words, random_head
-from posenc_helpers.viz import FONT_SIZE, new_figure
-from posenc_helpers.viz import why
-from literal import literal_pe
-from test_why import literal_attention
+from posenc_helpers.viz import FONT_SIZE, new_figure, why
 
 
 def literal_bits(pos, n_bits):
@@ -46,14 +45,14 @@ def test_every_position_has_its_own_code():
 def test_bit_steps_count_the_flipped_bits():
     steps = why.step_sizes(why.binary_code(np.arange(128), 7))
     for pos in range(1, 128):
-        flipped = sum(a != b for a, b in zip(literal_bits(pos, 7), literal_bits(pos - 1, 7)))
+        flipped = sum(a != b for a, b in zip(literal_bits(pos, 7), literal_bits(pos - 1, 7), strict=True))
         assert steps[pos - 1] == pytest.approx(math.sqrt(flipped))
     assert steps[31] == pytest.approx(math.sqrt(6)) and steps[63] == pytest.approx(math.sqrt(7))
 
 
 def test_sinusoid_steps_are_the_same_everywhere():
     steps = why.step_sizes(sinusoidal(np.arange(500), 16))
-    want = math.sqrt(sum((a - b) ** 2 for a, b in zip(literal_pe(1, 16), literal_pe(0, 16))))
+    want = math.sqrt(sum((a - b) ** 2 for a, b in zip(literal_pe(1, 16), literal_pe(0, 16), strict=True)))
     np.testing.assert_allclose(steps, want, rtol=1e-9)
 
 
@@ -130,7 +129,7 @@ def test_counter_demo_moves_every_artist():
         assert f"<td>{binary}</td>" in demo.readout.value and "binary (bit 6 … bit 0)" in demo.readout.value
         if pos > 0:
             assert h["prev_bits"].get_ydata().tolist() == literal_bits(pos - 1, why.N_BITS)
-            flipped = sum(a != b for a, b in zip(binary, format(pos - 1, f"0{why.N_BITS}b")))
+            flipped = sum(a != b for a, b in zip(binary, format(pos - 1, f"0{why.N_BITS}b"), strict=True))
             assert f"bits flipped since pos − 1</td><td>{flipped}<" in demo.readout.value
             assert f"<td>{math.sqrt(flipped):.3f}</td>" in demo.readout.value
         else:
@@ -142,7 +141,7 @@ def test_update_counter_reports_the_steps():
     fig, handles = why.make_counter_figure()
     values = why.update_counter(handles, 64)
     assert values["flipped"] == 7 and values["bit_step"] == pytest.approx(math.sqrt(7))
-    want = math.sqrt(sum((a - b) ** 2 for a, b in zip(literal_pe(64, 16), literal_pe(63, 16))))
+    want = math.sqrt(sum((a - b) ** 2 for a, b in zip(literal_pe(64, 16), literal_pe(63, 16), strict=True)))
     assert values["pe_step"] == pytest.approx(want)
     with pytest.raises(ValueError, match=r"^pos must be an integer from 0 to 127, got 128"):
         why.update_counter(handles, 128)

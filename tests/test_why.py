@@ -140,7 +140,7 @@ def test_embed_words_gives_a_word_the_same_row_anywhere():
 
 def test_random_head_is_seeded_and_scaled():
     a, b = random_head(256, 64, seed=3), random_head(256, 64, seed=3)
-    for wa, wb in zip(a, b):
+    for wa, wb in zip(a, b, strict=True):
         assert np.array_equal(wa, wb)
     assert np.std(np.concatenate([w.ravel() for w in a])) == pytest.approx(1 / 16, rel=0.05)
 

@@ -248,7 +248,7 @@ def plot_dimension_waves(axes, dims, dim, base=10000.0, max_pos: int = 50) -> di
     fine = np.linspace(0.0, max_pos, 40 * max_pos + 1)
     whole = np.arange(max_pos + 1, dtype=np.float64)
     curves, dots = [], []
-    for n, (ax, i) in enumerate(zip(axes, dims)):
+    for n, (ax, i) in enumerate(zip(axes, dims, strict=True)):
         k = i // 2
         func = np.sin if i % 2 == 0 else np.cos
         name = "sin" if i % 2 == 0 else "cos"
@@ -313,7 +313,7 @@ def plot_unit_circle_walk(ax, positions=WALK_POSITIONS, omega: float = 1.0) -> d
     for name, (qx, qy) in {"I": (0.3, 0.3), "II": (-0.3, 0.3), "III": (-0.3, -0.3), "IV": (0.3, -0.3)}.items():
         ax.text(qx, qy, name, ha="center", va="center", color="0.5", fontsize=14)
     labels = []
-    for p, xi, yi in zip(positions, x, y):
+    for p, xi, yi in zip(positions, x, y, strict=True):
         # put each label just outside the circle, in the direction of its point
         # name each value: the point is (x, y) = (cos θ, sin θ), so an unnamed "(sin, cos)" pair reads backwards
         text = f"pos {p:g}\nsin = {yi:+.3f}\ncos = {xi:+.3f}".replace("-", "−")

@@ -153,7 +153,7 @@ def plot_layout_heatmaps(axes, n_positions: int = 64, dim: int = 32) -> dict:
     values = [paper, interleaved_to_half_split(paper), sinusoidal_concat(pos, dim)]
     titles = ["paper: sin, cos interleaved", "P · paper: [sin | cos] layout", "tensor2tensor: [sin | cos],\nslowest ω = 1e-4"]
     images = []
-    for ax, data, title in zip(np.ravel(axes), values, titles):
+    for ax, data, title in zip(np.ravel(axes), values, titles, strict=True):
         image = ax.imshow(data, cmap=DIVERGING_CMAP, vmin=-1.0, vmax=1.0, aspect="auto", interpolation="nearest",
                           extent=(-0.5, dim - 0.5, n_positions - 0.5, -0.5))
         ax.set_title(title)
@@ -309,9 +309,9 @@ def update_layouts(handles, pos, base=10000.0) -> str:
     half = dim // 2
     left = rope(x, pos, base)
     middle = rope_half_split(interleaved_to_half_split(x), pos, base)
-    for bar, value in zip(handles["interleaved"]["bars"], left):
+    for bar, value in zip(handles["interleaved"]["bars"], left, strict=True):
         bar.set_height(value)
-    for bar, value in zip(handles["half_split"]["bars"], middle):
+    for bar, value in zip(handles["half_split"]["bars"], middle, strict=True):
         bar.set_height(value)
     rows = []
     omega = v.base_value(base) ** (-2.0 * np.arange(half) / dim)

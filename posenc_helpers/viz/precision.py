@@ -68,7 +68,7 @@ def cos_error_curve(dtype, omega=1.0, max_pos=1e8, n_bins=64, per_bin=256, seed=
     rng = np.random.default_rng(seed)
     edges = np.geomspace(1.0, max_pos, n_bins + 1)
     centres, errors = [], []
-    for lo, hi in zip(edges[:-1], edges[1:]):
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
         ints = np.arange(np.ceil(lo), np.floor(hi) + 1)
         if ints.size == 0:
             continue

@@ -256,7 +256,7 @@ def make_rope_pair_rotation():
     the angle between the arrows, and so the score cos 2 = −0.4161, is the same.
     """
     fig, axes = new_figure(1, 2, figsize=(9.0, 4.8))
-    for ax, (m, n) in zip(axes, [(5, 3), (9, 7)]):
+    for ax, (m, n) in zip(axes, [(5, 3), (9, 7)], strict=True):
         draw_rope_pair(ax, [1.0, 0.0], [1.0, 0.0], m, n)
         ax.set_xlim(-1.9, 1.9)
         ax.set_ylim(-1.5, 1.5)

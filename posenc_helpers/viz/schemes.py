@@ -291,7 +291,7 @@ def plot_alibi_bias(axes, seq_len: int = 12, n_heads: int = 12, heads=(0, 7, 8, 
     future = np.triu(np.ones((seq_len, seq_len), dtype=bool), k=1)
     cmap = matplotlib.colormaps["cividis"].with_extremes(bad="0.85")
     images, values, colorbars = [], [], []
-    for ax, h in zip(axes, heads):
+    for ax, h in zip(axes, heads, strict=False):  # more panels than heads: the extra ones are hidden below
         data = np.ma.masked_array(bias[h], mask=future if causal else np.zeros_like(future))
         # this head's own range: −m·(seq_len − 1) … 0
         lowest = float(bias[h].min())
@@ -404,14 +404,14 @@ def plot_score_vs_distance(axes, train_len: int = 512, distance: int = 768, max_
         "alibi": "ALiBi: bias −m·Δ",
     }
     ylabels = {"learned": "score", "sinusoid": "score", "rope": "score", "alibi": "bias −m·Δ"}
-    for n, (ax, name) in enumerate(zip(axes, ["learned", "sinusoid", "rope", "alibi"])):
+    for n, (ax, name) in enumerate(zip(axes, ["learned", "sinusoid", "rope", "alibi"], strict=True)):
         span = ax.add_patch(Rectangle((train_len, 0.0), max_distance - train_len, 1.0,
                                       transform=ax.get_xaxis_transform(), facecolor=BEYOND_COLOR, alpha=BEYOND_ALPHA,
                                       edgecolor="none", zorder=0, animated=animated))
         marker = ax.axvline(distance, color="black", linestyle="--", linewidth=1.2, animated=animated)
         if name == "alibi":
             lines = []
-            for j, (h, m) in enumerate(zip(ALIBI_HEADS, slopes)):
+            for j, (h, m) in enumerate(zip(ALIBI_HEADS, slopes, strict=True)):
                 # bias = −m·Δ
                 (line,) = ax.plot(d, -m * d, color=OKABE_ITO[3 + j], label=f"head {h}: m = 1/{1 / m:g}")
                 lines.append(line)

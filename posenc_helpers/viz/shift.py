@@ -397,7 +397,7 @@ def make_shift_as_rotation():
     left.plot(points[:, 0], points[:, 1], "o", color=END_COLOUR, markersize=9, zorder=3)
     left.plot([1.0], [0.0], "o", markersize=14, markerfacecolor="none", markeredgecolor=START_COLOUR,
               markeredgewidth=2.5, zorder=4)
-    for p, (x, y) in zip(positions, points):
+    for p, (x, y) in zip(positions, points, strict=True):
         left.text(1.14 * x, 1.14 * y, f"{p}", ha="center", va="center")
     left.text(0.0, 0.0, "arcs: T₁\nlabels: pos", ha="center", va="center", color="0.25")
     draw_matrix(right, shift_matrix(1, 4), "T₁ for D = 4 (ω₀ = 1, ω₁ = 0.01)")

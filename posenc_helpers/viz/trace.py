@@ -217,7 +217,7 @@ def set_pe_bars(handles: dict, vector) -> None:
     vector = np.asarray(vector, dtype=np.float64)
     # 4 decimals fit above a bar while there are at most 8 of them; the readout always has 4
     decimals = 4 if len(vector) <= 8 else 2
-    for n, (bar, label) in enumerate(zip(handles["bars"], handles["labels"])):
+    for n, (bar, label) in enumerate(zip(handles["bars"], handles["labels"], strict=True)):
         if n < len(vector):
             bar.set_height(vector[n])
             label.set_position((n, vector[n] + (0.04 if vector[n] >= 0 else -0.04)))
@@ -338,7 +338,8 @@ def plot_exponent_mistake(ax, dim: int = 8, base=10000.0) -> dict:
     right = base ** (2.0 * (i // 2) / dim)
     wrong = base ** (2.0 * i / dim)
     (right_line,) = ax.plot(
-        i, right, "o-", color=OKABE_ITO[2], markersize=9, label=r"right: $\mathrm{base}^{2k/D}$ with $k = \lfloor i/2 \rfloor$", drawstyle="steps-mid"
+        i, right, "o-", color=OKABE_ITO[2], markersize=9, drawstyle="steps-mid",
+        label=r"right: $\mathrm{base}^{2k/D}$ with $k = \lfloor i/2 \rfloor$",
     )
     (wrong_line,) = ax.plot(i, wrong, "s--", color=OKABE_ITO[1], markersize=7, label=r"mistake: $\mathrm{base}^{2i/D}$")
     ax.set_yscale("log")

@@ -128,8 +128,8 @@ def plot_shuffle(axes, sentences=SENTENCES, seed: int = 0) -> dict:
     outputs = [_shuffle_outputs(sentences, causal, seed) for causal in (False, True)]
     limit = max(float(np.abs(o).max()) for row in outputs for o in row)
     images = []
-    for r, (row, label) in enumerate(zip(outputs, ("no mask", "causal mask"))):
-        for c, (sentence, out) in enumerate(zip(sentences, row)):
+    for r, (row, label) in enumerate(zip(outputs, ("no mask", "causal mask"), strict=True)):
+        for c, (sentence, out) in enumerate(zip(sentences, row, strict=True)):
             ax = axes[r, c]
             image = ax.imshow(out, cmap=DIVERGING_CMAP, vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
             for (i, j), value in np.ndenumerate(out):
@@ -235,9 +235,9 @@ def update_counter(handles, pos) -> dict:
     pos = int(pos)
     for marker in handles["markers"]:
         marker.set_xdata([pos, pos])
-    for bar, height in zip(handles["bars_bits"], bits[pos]):
+    for bar, height in zip(handles["bars_bits"], bits[pos], strict=True):
         bar.set_height(height)
-    for bar, height in zip(handles["bars_pe"], pe[pos]):
+    for bar, height in zip(handles["bars_pe"], pe[pos], strict=True):
         bar.set_height(height)
     has_prev = pos > 0
     for line, table in ((handles["prev_bits"], bits), (handles["prev_pe"], pe)):

@@ -111,8 +111,8 @@ def rope_settings(config) -> RopeSettings:
     >>> s = rope_settings({"hidden_size": 6144, "num_attention_heads": 64, "rotary_pct": 0.25})
     >>> s.head_dim, s.rotary_dim, s.base, s.rope_type
     (96, 24, 10000.0, 'default')
-    >>> s.notes[0]
-    'no rope_theta (or rotary_emb_base) in the config: base 10000 assumed, the default of Hugging Face's config classes'
+    >>> print(s.notes[0])
+    no rope_theta (or rotary_emb_base) in the config: base 10000 assumed, the default of Hugging Face's config classes
     """
     if not isinstance(config, dict):
         raise TypeError(f"config must be a dict shaped like a config.json, got {v._show(config)}")

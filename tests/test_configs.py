@@ -181,7 +181,7 @@ def test_summary_counts_unfinished_turns_literally():
 
 
 def test_llama3_pairs_that_never_finish_a_turn():
-    # 2π·500000^(2k/128) > 8192  ⟺  k > 64·ln(8192/2π)/ln(500000) ≈ 34.99, so k = 35 … 63
+    # 2π·500000^(2k/128) > 8192  ⟺  k > 64·ln(8192/2π)/ln(500000) ≈ 34.98, so k = 35 … 63
     s = config_summary(bundled_configs()["Llama 3.1 8B"])
     threshold = 64 * math.log(8192 / (2 * math.pi)) / math.log(500000)
     assert 34 < threshold < 35

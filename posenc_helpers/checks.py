@@ -671,7 +671,7 @@ def check_rope(fn) -> CheckResult:
             "model-dim": lambda m: (
                 f"Your rotation takes D = {m} from somewhere other than the vector, so it is right only for "
                 f"vectors of length {m}.",
-                "Take D from the vector being rotated: D = len(vec)."),
+                "Use the length of the vector you rotate: D = len(vec), since every pair of vec is rotated here."),
         },
     )
 
@@ -760,3 +760,344 @@ def compare_script(script: str | Iterable[str], sinusoid, rotate) -> ScriptCompa
         rows.append(ScriptRow(line, _run_line(line, sinusoid, rotate),
                               _run_line(line, _reference_sinusoidal, _reference_rope)))
     return ScriptComparison(rows)
+
+
+# ===========================================================================
+# Notebooks 07 and 08: the exercises on layouts (hf_to_meta) and on ALiBi slopes (alibi_slopes_for).
+# Taught in notebooks/07-conventions.ipynb and notebooks/08-other-schemes.ipynb; everything below
+# this line belongs to those two exercises.
+# ===========================================================================
+
+__all__ += ["MISTAKES_07", "MISTAKES_08", "check_hf_to_meta", "check_alibi_slopes"]
+
+#: Mistake codes of check_hf_to_meta (notebook 07), most specific first.
+MISTAKES_07 = (
+    "not-implemented",
+    "forward-permutation",
+    "one-head",
+    "columns",
+    "unchanged",
+    "wrong-shape",
+    "raised",
+    "wrong",
+)
+#: Mistake codes of check_alibi_slopes (notebook 08), most specific first.
+MISTAKES_08 = (
+    "not-implemented",
+    "power-of-two-formula",
+    "off-by-one",
+    "first-of-2c",
+    "odd-of-2c",
+    "sorted",
+    "wrong-shape",
+    "not-finite",
+    "raised",
+    "wrong",
+)
+
+#: (n_heads, head_dim, d_model) for hf_to_meta: one head first, then several, then odd head counts and sizes.
+#: d_model is even, so a permutation of the columns (a named mistake) can be told from no permutation at all.
+HF_PROBES = ((1, 8, 4), (2, 8, 4), (1, 4, 2), (3, 4, 2), (2, 6, 6), (4, 8, 2), (1, 16, 2))
+#: n for alibi_slopes_for: the powers of two first, then the others (12 is the one to get right).
+ALIBI_PROBES = (1, 2, 4, 8, 16, 12, 6, 3, 5, 24, 20)
+
+
+def _probe_weights(n_heads: int, head_dim: int, d_model: int) -> np.ndarray:
+    """A weight matrix whose entries are all different, so every row and column can be told apart."""
+    return np.arange(n_heads * head_dim * d_model, dtype=np.float64).reshape(n_heads * head_dim, d_model) + 1.0
+
+
+def _meta_rows(n_heads: int, head_dim: int) -> list[int]:
+    """Row order of P⁻¹ per head: Meta's row 2k + t is Hugging Face's row t·D/2 + k, head by head."""
+    order = []
+    for h in range(n_heads):
+        for k in range(head_dim // 2):
+            for t in (0, 1):
+                order.append(h * head_dim + t * (head_dim // 2) + k)
+    return order
+
+
+def _hf_rows(n_heads: int, head_dim: int) -> list[int]:
+    """Row order of P per head (the conversion script's permute): HF's row t·D/2 + k is Meta's row 2k + t."""
+    order = []
+    for h in range(n_heads):
+        for t in (0, 1):
+            for k in range(head_dim // 2):
+                order.append(h * head_dim + 2 * k + t)
+    return order
+
+
+def _hf_reference(probe) -> np.ndarray:
+    n_heads, head_dim, d_model = probe
+    return _probe_weights(*probe)[_meta_rows(n_heads, head_dim)]
+
+
+def _hf_variants() -> list[_Variant]:
+    def forward(probe):  # the conversion script's own permute applied again: P instead of P⁻¹
+        n_heads, head_dim, _ = probe
+        return _probe_weights(*probe)[_hf_rows(n_heads, head_dim)]
+
+    def one_head(probe):  # all rows treated as one head of size n_heads·head_dim
+        n_heads, head_dim, _ = probe
+        return _probe_weights(*probe)[_meta_rows(1, n_heads * head_dim)]
+
+    def one_head_forward(probe):
+        n_heads, head_dim, _ = probe
+        return _probe_weights(*probe)[_hf_rows(1, n_heads * head_dim)]
+
+    def columns(probe):  # the permutation applied to the columns (the input side) instead of the rows
+        w = _probe_weights(*probe)
+        return w[:, _meta_rows(1, w.shape[1])]
+
+    def unchanged(probe):
+        return _probe_weights(*probe)
+
+    return [
+        _Variant(("unchanged",), "You returned the weights unchanged.",
+                 "Within each head, Hugging Face's row t·D/2 + k must go back to Meta's row 2k + t.", unchanged),
+        _Variant(("forward-permutation",), "You applied the conversion script's permute (P) again; going back "
+                 "needs its inverse P⁻¹, which differs from P once a head has more than two pairs.",
+                 "P sends row 2k + t to row t·D/2 + k; P⁻¹ sends row t·D/2 + k back to row 2k + t: "
+                 "reshape each head as (2, D/2) and transpose to (D/2, 2).", forward),
+        _Variant(("one-head",), "You permuted all the rows as one block; the permutation works head by head.",
+                 "Reshape to (n_heads, 2, head_dim // 2, d_model) first, so each head is permuted on its own.",
+                 one_head),
+        _Variant(("one-head", "forward-permutation"), "You permuted all the rows as one block; the permutation "
+                 "works head by head.",
+                 "Reshape to (n_heads, 2, head_dim // 2, d_model) first, so each head is permuted on its own.",
+                 one_head_forward, primary=one_head),
+        _Variant(("columns",), "You permuted the columns (the model dimension); the layout lives in the rows, "
+                 "one per output element of q or k.", "Leave the columns alone and reorder the rows.", columns),
+    ]
+
+
+def _matrix_outcome(fn, probe) -> _Outcome:
+    """Call fn(w, n_heads) on a fresh copy; describe what came back."""
+    n_heads, head_dim, d_model = probe
+    w = _probe_weights(*probe)
+    shape = w.shape
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings(), \
+                np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            result = fn(w.copy(), n_heads)
+    except NotImplementedError as exc:
+        return _Outcome("not-implemented", detail=_exception_text(exc))
+    except (Exception, SystemExit) as exc:
+        return _Outcome("raised", detail=_exception_text(exc))
+    if result is None:
+        return _shape_problem("None", "None", "Is the return statement missing?")
+    try:
+        arr = np.asarray(result, dtype=np.float64)
+    except Exception:
+        return _shape_problem(f"a {type(result).__name__}", _short(result),
+                              f"Return a numpy array of shape {shape}.")
+    if arr.shape != shape:
+        return _shape_problem(f"an array of shape {arr.shape}", f"an array of shape {arr.shape}",
+                              f"Return an array of the same shape as w, {shape}: only the row order changes.")
+    if not np.isfinite(arr).all():
+        return _Outcome("not-finite", vector=arr, detail="NaN or infinity")
+    return _Outcome("vector", vector=arr)
+
+
+def _rows_text(matrix: np.ndarray, limit: int = 8) -> str:
+    """The first column, which names each row (probe weights are numbered row by row)."""
+    column = np.asarray(matrix)[:, 0]
+    shown = ", ".join(f"{value:g}" for value in column[:limit])
+    return "[" + shown + (", …]" if len(column) > limit else "]")
+
+
+def _diagnose_matrix(fn) -> CheckResult:
+    name = "hf_to_meta"
+    if not callable(fn):
+        return CheckResult(False, "raised", f"✗ {name} [raised]: The check needs the function itself, not {_short(fn)}.\n"
+                                            f"  Hint: Write check_hf_to_meta({name}), without parentheses after {name}.")
+    outcomes = [_matrix_outcome(fn, p) for p in HF_PROBES]
+    expected = [_hf_reference(p) for p in HF_PROBES]
+    right = [o.kind == "vector" and np.array_equal(o.vector, e) for o, e in zip(outcomes, expected)]
+    if all(right):
+        return CheckResult(True, None, f"✓ {name} passed all {len(HF_PROBES)} checks, several heads included. "
+                                       "It undoes the conversion script's permute head by head.")
+
+    def message(code, sentence, hint, index):
+        n_heads, head_dim, d_model = HF_PROBES[index]
+        lines = [f"✗ {name} [{code}]: {sentence}", f"  Hint: {hint}",
+                 f"  For example, n_heads = {n_heads}, head_dim = {head_dim}, w of shape "
+                 f"({n_heads * head_dim}, {d_model}) with row r starting at {d_model}·r + 1; the first column:",
+                 f"    given:    {_rows_text(_probe_weights(*HF_PROBES[index]))}",
+                 f"    expected: {_rows_text(expected[index])}"]
+        outcome = outcomes[index]
+        if outcome.kind == "vector":
+            lines.append(f"    received: {_rows_text(outcome.vector)}")
+        elif outcome.kind == "raised":
+            lines.append(f"    received: it raised {outcome.detail}")
+        elif outcome.kind != "not-implemented":
+            lines.append(f"    received: {outcome.detail}")
+        return CheckResult(False, code, "\n".join(lines), HF_PROBES[index])
+
+    for variant in _hf_variants():
+        answers = [variant.compute(p) for p in HF_PROBES]
+        if all(o.kind == "vector" and np.array_equal(o.vector, a)
+               for o, a in zip(outcomes, answers)):
+            primary = variant.primary or variant.compute
+            index = next((i for i, p in enumerate(HF_PROBES) if not right[i]
+                          and not np.array_equal(primary(p), expected[i])), right.index(False))
+            return message(variant.codes[0], variant.sentence, variant.hint, index)
+    for kind in ("not-implemented", "raised", "wrong-shape", "not-finite"):
+        index = next((i for i, o in enumerate(outcomes) if o.kind == kind), None)
+        if index is None:
+            continue
+        outcome = outcomes[index]
+        if kind == "not-implemented":
+            return message(kind, "Not implemented yet: it still raises NotImplementedError.",
+                           "Replace the raise line with your code: within each head, Hugging Face's row "
+                           "t·D/2 + k goes back to Meta's row 2k + t.", index)
+        if kind == "raised":
+            return message(kind, f"It raised {outcome.detail}.",
+                           "Run it on a small w in a cell of its own to see the traceback.", index)
+        if kind == "wrong-shape":
+            return message(kind, f"It returned {outcome.what} where an array of the shape of w belongs.",
+                           outcome.hint or "Return an array of the same shape as w.", index)
+        return message("wrong", "It returned NaN or infinity.", "Only reorder the rows; no arithmetic is needed.",
+                       index)
+    index = right.index(False)
+    return message("wrong", "Its rows are in an order none of the common mistakes explains.",
+                   "Within each head, Hugging Face's row t·D/2 + k must go back to Meta's row 2k + t.", index)
+
+
+def check_hf_to_meta(fn) -> CheckResult:
+    """Check a learner's ``hf_to_meta(w, n_heads)``: the inverse of the Llama conversion script's permute.
+
+    Within each head of size D, Meta's row 2k + t is Hugging Face's row t·D/2 + k
+    (k = pair, t = 0 or 1). The function gets a (n_heads·D, d_model) query or key
+    weight in Hugging Face's layout and must return Meta's. Taught in
+    notebooks/07-conventions.ipynb.
+
+    >>> def hf_to_meta(w, n_heads):    # right: per head, (2, D/2) -> (D/2, 2)
+    ...     rows, cols = w.shape
+    ...     return w.reshape(n_heads, 2, rows // n_heads // 2, cols).transpose(0, 2, 1, 3).reshape(rows, cols)
+    >>> check_hf_to_meta(hf_to_meta).passed
+    True
+    >>> check_hf_to_meta(lambda w, n_heads: w).mistake
+    'unchanged'
+    """
+    return _diagnose_matrix(fn)
+
+
+def _alibi_reference(n: int) -> np.ndarray:
+    """The paper's slopes, written out per head (independently of core.alibi_slopes)."""
+    def power_of_two(count: int) -> list[float]:
+        # m_h = 2^(−8(h+1)/count)
+        return [2.0 ** (-8.0 * (h + 1) / count) for h in range(count)]
+
+    c = 1
+    while 2 * c <= n:
+        c *= 2
+    if c == n:
+        return np.array(power_of_two(n))
+    return np.array(power_of_two(c) + power_of_two(2 * c)[0::2][: n - c])
+
+
+def _alibi_variants() -> list[_Variant]:
+    def largest_power(n):
+        c = 1
+        while 2 * c <= n:
+            c *= 2
+        return c
+
+    def naive(n):  # 2^(−8(h+1)/n) for every n
+        return np.array([2.0 ** (-8.0 * (h + 1) / n) for h in range(n)])
+
+    def off_by_one(n):  # 2^(−8h/n): starts at 1
+        return np.array([2.0 ** (-8.0 * h / n) for h in range(n)])
+
+    def off_by_one_rule(n):  # the c + every-other-of-2c rule, but with 2^(−8h/count) throughout
+        c = largest_power(n)
+        first = [2.0 ** (-8.0 * h / c) for h in range(c)]
+        if c == n:
+            return np.array(first)
+        return np.array(first + [2.0 ** (-8.0 * h / (2 * c)) for h in range(2 * c)][0::2][: n - c])
+
+    def extras(n, pick):
+        c = largest_power(n)
+        if c == n:
+            return _alibi_reference(n)
+        twice = [2.0 ** (-8.0 * (h + 1) / (2 * c)) for h in range(2 * c)]
+        return np.array([2.0 ** (-8.0 * (h + 1) / c) for h in range(c)] + pick(twice)[: n - c])
+
+    return [
+        _Variant(("power-of-two-formula",), "You used the power-of-two formula 2^(−8(h+1)/n) for every n; it "
+                 "only holds when n is a power of two.",
+                 "For other n, take the c slopes of c, the largest power of two below n, then every other slope "
+                 "of the 2c sequence: 2^(−0.5), 2^(−1.5), … for n = 12.", naive),
+        _Variant(("off-by-one",), "Your exponents start at h = 0, so head 0 gets the slope 1; the first slope is "
+                 "2^(−8/n).", "Use h + 1 in the exponent: m_h = 2^(−8(h+1)/n).", off_by_one_rule),
+        _Variant(("off-by-one", "power-of-two-formula"), "Your exponents start at h = 0, so head 0 gets the slope 1; "
+                 "the first slope is 2^(−8/n).", "Use h + 1 in the exponent: m_h = 2^(−8(h+1)/n).", off_by_one),
+        _Variant(("first-of-2c",), "You took the first n − c slopes of the 2c sequence; the rule takes every "
+                 "other one, starting with the first.",
+                 "Slice the 2c sequence as [0::2][: n - c], so the extra slopes fall between the others.",
+                 lambda n: extras(n, lambda s: s)),
+        _Variant(("odd-of-2c",), "You took every other slope of the 2c sequence starting with the second, "
+                 "which repeats slopes the first c heads already have.",
+                 "Start at the first: [0::2], which gives 2^(−0.5), 2^(−1.5), … for n = 12.",
+                 lambda n: extras(n, lambda s: s[1::2])),
+        _Variant(("sorted",), "Your slopes are right but sorted; the heads keep the rule's order, so head c "
+                 "(head 8 for n = 12) is the steepest.", "Return them in head order, without sorting.",
+                 lambda n: np.sort(_alibi_reference(n))[::-1]),
+    ]
+
+
+def check_alibi_slopes(fn) -> CheckResult:
+    """Check a learner's ``alibi_slopes_for(n)``: ALiBi's n head slopes in head order, as Press et al. define them.
+
+    For a power of two n, m_h = 2^(−8(h+1)/n). For any other n: the c slopes of
+    c, the largest power of two below n, then every other slope of the 2c
+    sequence, the first n − c of them. Taught in notebooks/08-other-schemes.ipynb.
+
+    >>> check_alibi_slopes(lambda n: [2 ** (-8 * (h + 1) / n) for h in range(n)]).mistake
+    'power-of-two-formula'
+    """
+    name = "alibi_slopes_for"
+    if not callable(fn):
+        return CheckResult(False, "raised", f"✗ {name} [raised]: The check needs the function itself, not {_short(fn)}.\n"
+                                            f"  Hint: Write check_alibi_slopes({name}), without parentheses after {name}.")
+    outcomes = [_call(fn, (n,), n) for n in ALIBI_PROBES]
+    expected = [_alibi_reference(n) for n in ALIBI_PROBES]
+    right = [_matches(o, e) for o, e in zip(outcomes, expected)]
+    if all(right):
+        return CheckResult(True, None, f"✓ {name} passed all {len(ALIBI_PROBES)} checks, n = 12 included. "
+                                       f"For example, {name}(12)[8:] = {_format(expected[5][8:])}.")
+
+    def result(code, sentence, hint, index, notes=()):
+        n = ALIBI_PROBES[index]
+        return CheckResult(False, code, _message("✗", name, code, sentence, hint, f"{name}({n})", expected[index],
+                                                 outcomes[index], notes), (n,))
+
+    for variant in _alibi_variants():
+        if all(_matches(o, variant.compute(n)) for o, n in zip(outcomes, ALIBI_PROBES)):
+            index = next(i for i, n in enumerate(ALIBI_PROBES) if not right[i])
+            notes = ["The power-of-two formula is also used for every n."] if len(variant.codes) > 1 else []
+            return result(variant.codes[0], variant.sentence, variant.hint, index, notes)
+    for kind in ("not-implemented", "raised", "wrong-shape", "not-finite"):
+        index = next((i for i, o in enumerate(outcomes) if o.kind == kind), None)
+        if index is None:
+            continue
+        outcome = outcomes[index]
+        if kind == "not-implemented":
+            index = ALIBI_PROBES.index(12) if outcomes[ALIBI_PROBES.index(12)].kind == kind else index
+            return result(kind, "Not implemented yet: it still raises NotImplementedError.",
+                          "Replace the raise line with your code: 2^(−8(h+1)/n) for a power of two n, and the "
+                          "c + every-other-of-2c rule otherwise.", index)
+        if kind == "raised":
+            return result(kind, f"It raised {outcome.detail}.",
+                          f"Run {name}({ALIBI_PROBES[index]}) in a cell of its own to see the traceback.", index)
+        if kind == "wrong-shape":
+            return result(kind, f"It returned {outcome.what} where n = {ALIBI_PROBES[index]} numbers belong.",
+                          outcome.hint or "Return a list or 1-D numpy array of n floats, one per head.", index)
+        return result(kind, "It returned NaN or infinity.", "Every slope lies between 0 and 1.", index)
+    index = right.index(False)
+    return result("wrong", "Its slopes are wrong in a way none of the common mistakes explains.",
+                  "For a power of two n, m_h = 2^(−8(h+1)/n); otherwise the first c slopes for c, then every "
+                  "other slope of the 2c sequence.", index)

@@ -53,11 +53,13 @@ from .viz import style
 _CONTROL_STYLE = {"description_width": "16em"}
 _CONTROL_LAYOUT = {"width": "42em"}
 
-#: Readout tables, readable from the back of a room: padded columns, aligned digits.
+#: Readout tables, readable from the back of a room: padded columns, aligned digits, and a cell never wraps
+#: (a dims cell "10, 11" stays on one line); long headers may.
 READOUT_CSS = """<style>
 .posenc-readout { font-size: 15px; }
 .posenc-readout table { border-collapse: collapse; margin-top: 0.3em; }
 .posenc-readout th, .posenc-readout td { padding: 0.15em 0.9em; text-align: right; font-variant-numeric: tabular-nums; }
+.posenc-readout td { white-space: nowrap; }
 .posenc-readout th { border-bottom: 1px solid #888; }
 .posenc-demo .widget-label { font-size: 14px; }
 </style>"""
@@ -81,11 +83,19 @@ def float_slider(name: str, label: str, min: float, max: float, value: float, st
     )
 
 
-def log_slider(name: str, label: str, min_exp: float, max_exp: float, value: float, step: float = 0.05):
-    """A slider over powers of ten, e.g. a base from 10^2 to 10^6."""
+def log_slider(name: str, label: str, min_exp: float, max_exp: float, value: float, step: float = 0.05,
+               readout_format: str = ",.0f"):
+    """A slider over powers of ten, e.g. a base from 10^2 to 10^6.
+
+    Its readout is a d3 format; the default ``",.0f"`` shows whole numbers with
+    a thousands separator, so 10^4.45 reads "28,184", never "2.818e+4".
+
+    >>> log_slider("base", "base (frequency base)", 1, 5, 10000.0).readout_format
+    ',.0f'
+    """
     return _control(
         widgets.FloatLogSlider, name, label, base=10, min=min_exp, max=max_exp, value=value, step=step,
-        readout_format=".4g",
+        readout_format=readout_format,
     )
 
 

@@ -110,7 +110,7 @@ def test_heatmap_holds_pe_and_uses_a_fixed_diverging_scale():
         np.testing.assert_allclose(data[pos], literal_pe(pos, 10, 500.0), atol=1e-12)
     assert h["image"].get_cmap().name == "RdBu_r"
     assert h["image"].get_clim() == (-1.0, 1.0)
-    assert "unitless" in h["colorbar"].ax.get_ylabel()
+    assert h["colorbar"].ax.get_ylabel() == "PE(pos, i)"  # a pure number: no "(unitless)" clutter
     assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title()
 
 

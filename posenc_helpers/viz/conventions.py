@@ -161,7 +161,7 @@ def plot_layout_heatmaps(axes, n_positions: int = 64, dim: int = 32) -> dict:
         images.append(image)
     np.ravel(axes)[0].set_ylabel("position pos (tokens)")
     axes_list = list(np.ravel(axes))
-    axes_list[0].figure.colorbar(images[-1], ax=axes_list, label="PE value (unitless)", shrink=0.9)
+    axes_list[0].figure.colorbar(images[-1], ax=axes_list, label="PE value", shrink=0.9)
     return {"images": images, "values": values}
 
 
@@ -189,7 +189,7 @@ def plot_layout_bars(ax, values, pair_of_slot, title: str = "", animated: bool =
     ax.set_xticks(range(len(values)))
     ax.set_ylim(-1.15, 1.15)
     ax.set_xlabel("element index i")
-    ax.set_ylabel("value (unitless)")
+    ax.set_ylabel("value")
     title_text = ax.set_title(title)
     title_text.set_animated(animated)
     return {"bars": list(bars), "title": title_text}
@@ -224,8 +224,8 @@ def plot_pair_arrows(ax, pairs, animated: bool = False) -> dict:
     ax.set_xlim(-1.2, 1.2)
     ax.set_ylim(-1.2, 1.2)
     ax.set_aspect("equal")
-    ax.set_xlabel("first of pair, a (unitless)")
-    ax.set_ylabel("second of pair, b (unitless)")
+    ax.set_xlabel("first of pair, a")
+    ax.set_ylabel("second of pair, b")
     ax.set_title("The pairs: same in both layouts")
     return {"hands": hands, "tips": tips}
 

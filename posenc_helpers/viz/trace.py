@@ -186,7 +186,7 @@ def plot_pe_bars(ax, vector, max_dim: int | None = None, animated: bool = False)
     ax.set_ylim(-1.35, 1.35)
     ax.set_xticks(i)
     ax.set_xlabel("dimension index i")
-    ax.set_ylabel("PE(pos, i) (unitless)")
+    ax.set_ylabel("PE(pos, i)")
     ax.legend(
         handles=[
             Patch(color=SIN_COLOR, label="even i: sin"),
@@ -261,8 +261,8 @@ def plot_pair_points(ax, max_pairs: int, animated: bool = False) -> dict:
     ax.set_xlim(-1.5, 1.5)
     ax.set_ylim(-1.5, 1.5)
     ax.set_aspect("equal")
-    ax.set_xlabel(r"$\cos\theta_k$ (unitless)")
-    ax.set_ylabel(r"$\sin\theta_k$ (unitless)")
+    ax.set_xlabel(r"$\cos\theta_k$")
+    ax.set_ylabel(r"$\sin\theta_k$")
     ax.legend(
         handles=[
             Line2D([], [], marker="o", color=OKABE_ITO[4], markeredgecolor="black", linestyle="", label="start (1, 0)"),

@@ -131,9 +131,14 @@ DERIVED = {
     "65504": float(np.finfo(np.float16).max) == 65504,
     "0.5": bool(np.allclose(alibi_slopes(12)[8:], 2.0 ** -np.array([0.5, 1.5, 2.5, 3.5]))) and alibi_slopes(12).argmax() == 8,
     "1.5": True, "2.5": True, "3.5": True,   # the same check as 0.5
+    # notebook 11: pairs of Llama 3 (D = 128, base 500000) whose wavelength exceeds L = 8192
+    "29": sum(2 * math.pi * 500000 ** (2 * k / 128) > 8192 for k in range(64)) == 29,
+    "35": min(k for k in range(64) if 2 * math.pi * 500000 ** (2 * k / 128) > 8192) == 35,
+    "63": 128 // 2 - 1 == 63,
 }
 #: Settings the cards choose (lengths, bases, head counts, notebook numbers), not results.
-SETTINGS = {"10", "100", "1000", "10000", "08", "11", "12", "16", "32", "64", "128", "256", "2048", "0.1"}
+SETTINGS = {"10", "100", "1000", "10000", "08", "11", "12", "16", "32", "64", "128", "256", "2048", "0.1",
+            "500000", "8192"}
 
 
 def test_every_number_on_the_cards_is_right():

@@ -40,7 +40,7 @@ __all__ = [
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
 _LEGACY = {"su": "longrope"}
 
-#: The base assumed when a config names none (the default of Hugging Face's config classes).
+#: The base assumed when a config names none (what Hugging Face uses then: LlamaConfig's default, GPT-J's fixed value).
 DEFAULT_BASE = 10000.0
 
 
@@ -105,14 +105,20 @@ def rope_settings(config) -> RopeSettings:
     ``max_position_embeddings`` (not ``original_max_position_embeddings``);
     ``llama3`` requires ``original_max_position_embeddings`` inside the
     scaling dict; ``yarn`` and ``longrope`` use it when present and
-    ``max_position_embeddings`` otherwise. Unrelated keys are ignored.
+    ``max_position_embeddings`` otherwise. A missing ``factor`` is derived,
+    as in current ``transformers``, as max_position_embeddings /
+    original_max_position_embeddings for ``yarn`` and ``longrope`` only.
+    (Releases 4.4x–4.5x went further: they replaced a YaRN ``factor`` by that
+    ratio whenever the scaling dict held ``original_max_position_embeddings``,
+    and a LongRoPE one whenever the top level did. The bundled configs give
+    the same s either way.) Unrelated keys are ignored.
     Taught in notebooks/11-rope-as-shipped.ipynb.
 
     >>> s = rope_settings({"hidden_size": 6144, "num_attention_heads": 64, "rotary_pct": 0.25})
     >>> s.head_dim, s.rotary_dim, s.base, s.rope_type
     (96, 24, 10000.0, 'default')
     >>> print(s.notes[0])
-    no rope_theta (or rotary_emb_base) in the config: base 10000 assumed, the default of Hugging Face's config classes
+    no rope_theta (or rotary_emb_base) in the config: base 10000 assumed, the value Hugging Face uses when a config names none
     """
     if not isinstance(config, dict):
         raise TypeError(f"config must be a dict shaped like a config.json, got {v._show(config)}")
@@ -130,7 +136,7 @@ def rope_settings(config) -> RopeSettings:
         base, said = DEFAULT_BASE, None
         notes.append(
             "no rope_theta (or rotary_emb_base) in the config: base 10000 assumed, "
-            "the default of Hugging Face's config classes"
+            "the value Hugging Face uses when a config names none"
         )
     base = v.base_value(base, name=said or "base")
     if said:

@@ -1101,3 +1101,357 @@ def check_alibi_slopes(fn) -> CheckResult:
     return result("wrong", "Its slopes are wrong in a way none of the common mistakes explains.",
                   "For a power of two n, m_h = 2^(−8(h+1)/n); otherwise the first c slopes for c, then every "
                   "other slope of the 2c sequence.", index)
+
+
+# ===========================================================================
+# Notebooks 09 and 10: the exercises at the end of each lesson
+# (check_new_base for 09-long-context, check_collisions for 10-precision)
+# ===========================================================================
+#
+# Same idea as above: run the learner's function on fixed probes, compare with
+# the reference, and when an answer is wrong, find the buggy version (written
+# out here by hand, independently of the reference) that reproduces every
+# answer. The result is a CheckResult whose first line names the mistake.
+
+__all__ += ["NEW_BASE_MISTAKES", "check_new_base", "COLLISION_MISTAKES", "check_collisions"]
+
+#: Mistake codes of check_new_base (09), most specific first.
+NEW_BASE_MISTAKES = (
+    "not-implemented",
+    "no-exponent",
+    "exponent-d-over-2",
+    "exponent-inverted",
+    "base-divided",
+    "returned-frequencies",
+    "wrong-shape",
+    "not-finite",
+    "raised",
+    "wrong",
+)
+#: (base, s, D) inputs for new_base: LLaMA 2's sizes first, then others.
+NEW_BASE_PROBES = ((10000.0, 8.0, 128), (10000.0, 2.0, 4), (500000.0, 4.0, 128), (10000.0, 16.0, 64), (10000.0, 3.0, 6))
+#: Relative tolerance of check_new_base (float32 arithmetic passes too).
+NEW_BASE_RTOL = 1e-6
+
+
+def _raw_call(fn, args):
+    """("value", result) or ("not-implemented" | "raised", text): the learner's prints and warnings swallowed."""
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings(), \
+                np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return "value", fn(*args)
+    except NotImplementedError as exc:
+        return "not-implemented", _exception_text(exc)
+    except (Exception, SystemExit) as exc:  # whatever the learner's code raises becomes a message
+        return "raised", _exception_text(exc)
+
+
+def _not_callable(name: str, check: str, fn) -> CheckResult:
+    return CheckResult(False, "raised", f"✗ {name} [raised]: The check needs the function itself, not {_short(fn)}.\n"
+                                        f"  Hint: Write {check}({name}), without parentheses after {name}.")
+
+
+def _new_base_variants():
+    # (code, sentence, hint, compute(base, s, D)); each a slip a learner makes writing base·s^(D/(D−2))
+    return [
+        ("no-exponent", "You multiply the base by s without the exponent D/(D−2), so the slowest pair is divided "
+                        "by s^((D−2)/D), a little less than s.",
+         "base' = base · s ** (D / (D - 2)): the exponent makes the slowest pair slow down by exactly s.",
+         lambda base, s, D: base * s),
+        ("exponent-d-over-2", "Your exponent is D/2, but it must be D/(D−2), so the base grows far too much.",
+         "The slowest pair has ω = base^(−(D−2)/D); solve base'^(−(D−2)/D) = base^(−(D−2)/D)/s for base'.",
+         lambda base, s, D: base * s ** (D / 2)),
+        ("exponent-inverted", "Your exponent is (D−2)/D, the reciprocal of the right one, D/(D−2).",
+         "Raise s to D / (D - 2), a number a little above 1.",
+         lambda base, s, D: base * s ** ((D - 2) / D)),
+        ("base-divided", "You divide the base by s^(D/(D−2)) where you must multiply: a smaller base makes every "
+                         "pair turn faster, not slower.",
+         "A bigger base means slower pairs: base' = base * s ** (D / (D - 2)).",
+         lambda base, s, D: base / s ** (D / (D - 2))),
+    ]
+
+
+def _frequency_variants(base, s, D):
+    """Arrays a learner returns when s goes to the frequencies instead of the base."""
+    k = np.arange(D // 2)
+    omega = base ** (-2.0 * k / D)
+    return [omega / s, (base * s ** (D / (D - 2))) ** (-2.0 * k / D)]
+
+
+def check_new_base(fn) -> CheckResult:
+    """Check a learner's ``new_base(base, s, D)``: NTK-aware scaling's base' = base·s^(D/(D−2)).
+
+    Taught in notebooks/09-long-context.ipynb. The probes are fixed; a wrong
+    answer is matched against the common slips (codes in NEW_BASE_MISTAKES).
+
+    >>> check_new_base(lambda base, s, D: base * s ** (D / (D - 2))).passed
+    True
+    >>> check_new_base(lambda base, s, D: base * s).mistake     # the exponent forgotten
+    'no-exponent'
+    >>> check_new_base(lambda base, s, D: base * s ** (D / 2)).mistake
+    'exponent-d-over-2'
+    """
+    name = "new_base"
+    if not callable(fn):
+        return _not_callable(name, "check_new_base", fn)
+    expected = [b * s ** (D / (D - 2)) for b, s, D in NEW_BASE_PROBES]
+    calls = [_raw_call(fn, probe) for probe in NEW_BASE_PROBES]
+
+    def call_text(probe):
+        b, s, D = probe
+        return f"{name}({b:g}, {s:g}, {D})"
+
+    def scalar(result):
+        """The answer as a float, or None with what came back instead."""
+        if result is None:
+            return None, "None (is the return statement missing?)"
+        if isinstance(result, (str, bytes)):
+            return None, f"the text {_short(result)}"
+        try:
+            arr = np.asarray(result, dtype=np.float64)
+        except Exception:
+            return None, _short(result)
+        if arr.size != 1:
+            return None, f"an array of shape {arr.shape}"
+        return float(arr.reshape(())), ""
+
+    def fail(code, sentence, hint, i, received):
+        probe = NEW_BASE_PROBES[i]
+        lines = [f"✗ {name} [{code}]: {sentence}", f"  Hint: {hint}", f"  For example, {call_text(probe)}",
+                 f"    expected: {expected[i]:,.6g}", f"    received: {received}"]
+        return CheckResult(False, code, "\n".join(lines), probe)
+
+    values, shown = [], []
+    for kind, result in calls:
+        if kind == "value":
+            value, text = scalar(result)
+            values.append(value)
+            shown.append(text if value is None else f"{value:,.6g}")
+        else:
+            values.append(None)
+            shown.append(f"it raised {result}" if kind == "raised" else result)
+    right = [v is not None and math.isclose(v, e, rel_tol=NEW_BASE_RTOL) for v, e in zip(values, expected)]
+    if all(right):
+        b, s, D = NEW_BASE_PROBES[0]
+        return CheckResult(True, None, f"✓ {name} passed all {len(right)} checks. For example, "
+                                       f"{call_text(NEW_BASE_PROBES[0])} = {expected[0]:,.1f}.")
+    first_wrong = right.index(False)
+    # a buggy formula that reproduces every answer
+    if all(v is not None for v in values):
+        for code, sentence, hint, compute in _new_base_variants():
+            if all(math.isclose(v, compute(*p), rel_tol=NEW_BASE_RTOL) for v, p in zip(values, NEW_BASE_PROBES)):
+                return fail(code, sentence, hint, first_wrong, shown[first_wrong])
+    # an array of frequencies instead of one base
+    kind, result = calls[first_wrong]
+    if kind == "value" and values[first_wrong] is None:
+        try:
+            arr = np.asarray(result, dtype=np.float64).ravel()
+        except Exception:
+            arr = None
+        if arr is not None and any(arr.shape == f.shape and np.allclose(arr, f, rtol=NEW_BASE_RTOL)
+                                   for f in _frequency_variants(*NEW_BASE_PROBES[first_wrong])):
+            return fail("returned-frequencies", "You return the scaled frequencies ω'_k, but the exercise asks for "
+                        "the new base, one number.",
+                        "NTK-aware scaling leaves the formula ω_k = base^(−2k/D) alone and changes only the base: "
+                        "return base * s ** (D / (D - 2)).", first_wrong, f"an array of {arr.size} frequencies")
+    for want in ("not-implemented", "raised"):
+        index = next((i for i, (k, _) in enumerate(calls) if k == want), None)
+        if index is None:
+            continue
+        if want == "not-implemented":
+            return fail(want, "Not implemented yet: it still raises NotImplementedError.",
+                        "Replace the raise line with your code: the base that divides the slowest pair by s.",
+                        index, "NotImplementedError")
+        return fail(want, f"It raised {calls[index][1]}.",
+                    f"Run {call_text(NEW_BASE_PROBES[index])} in a cell of its own to see the traceback.",
+                    index, shown[index])
+    index = next((i for i, v in enumerate(values) if v is None), None)
+    if index is not None:
+        return fail("wrong-shape", f"It returned {shown[index]} where one number belongs.",
+                    "Return the new base as a single float.", index, shown[index])
+    index = next((i for i, v in enumerate(values) if not math.isfinite(v)), None)
+    if index is not None:
+        return fail("not-finite", "It returned NaN or infinity.",
+                    "Look for a division by zero (D − 2 is 0 only for D = 2) or an overflow.", index, shown[index])
+    return fail("wrong", "Its values are wrong in a way none of the common mistakes explains.",
+                "base' = base · s^(D/(D−2)); for base 10000, s = 8, D = 128 that is about 82,685.",
+                first_wrong, shown[first_wrong])
+
+
+#: Mistake codes of check_collisions (10), most specific first.
+COLLISION_MISTAKES = (
+    "not-implemented",
+    "round-toward-zero",
+    "ties-away",
+    "float16",
+    "range-includes-hi",
+    "range-skips-lo",
+    "missing-pos",
+    "wrong-shape",
+    "raised",
+    "wrong",
+)
+#: (pos, lo, hi) inputs for collisions: the positions n with lo ≤ n < hi stored like pos in bfloat16.
+COLLISION_PROBES = (
+    (257, 250, 262),      # the tie 257 → 256
+    (1030, 1020, 1045),   # gap 8: 1029 … 1035 → 1032
+    (6010, 6000, 6032),   # gap 32, the whole range collides: the ends of the range matter
+    (4096, 4080, 4120),   # across a power of two: gap 16 below, 32 above
+    (100, 90, 110),       # exact below 256: only 100 itself
+    (300000, 299000, 301500),  # beyond float16's largest number
+)
+
+
+def _round_integer(n: int, bits: int, mode: str) -> int:
+    """The integer n ≥ 0 rounded to ``bits`` significant bits: "even" (nearest, ties to even), "zero", "away"."""
+    if n < 2 ** bits:
+        return n
+    gap = 2 ** (n.bit_length() - bits)
+    q, r = divmod(n, gap)
+    if mode == "zero":
+        return q * gap
+    if 2 * r > gap or (2 * r == gap and (mode == "away" or q % 2 == 1)):
+        q += 1
+    return q * gap
+
+
+def _collision_variants():
+    def by_rounding(store, lo_shift=0, hi_shift=0, keep_pos=True):
+        def compute(pos, lo, hi):
+            target = store(pos)
+            found = {n for n in range(lo + lo_shift, hi + hi_shift) if store(n) == target}
+            return found if keep_pos else found - {pos}
+        return compute
+
+    def even(n):
+        return _round_integer(n, 8, "even")
+
+    def float16(n):
+        with np.errstate(over="ignore"):
+            return float(np.float16(n))
+
+    # (code, sentence, hint, compute)
+    return [
+        ("round-toward-zero", "You cut the extra bits off (round toward zero); bfloat16 rounds to the nearest "
+                              "value, ties to even.",
+         "Cast with ml_dtypes.bfloat16, or round to the nearest multiple of the gap: 1030 → 1032, not 1024.",
+         by_rounding(lambda n: _round_integer(n, 8, "zero"))),
+        ("ties-away", "You break ties away from zero (257 → 258); bfloat16 breaks them to the even neighbour "
+                      "(257 → 256).",
+         "A tie goes to the neighbour whose last significant bit is 0.",
+         by_rounding(lambda n: _round_integer(n, 8, "away"))),
+        ("float16", "You round to float16 (11 significant bits), not bfloat16 (8 significant bits).",
+         "Use ml_dtypes.bfloat16; numpy's float16 is a different format.",
+         by_rounding(float16)),
+        ("range-includes-hi", "Your range includes hi; it runs from lo up to hi − 1, like range(lo, hi).",
+         "Loop over range(lo, hi).", by_rounding(even, hi_shift=1)),
+        ("range-skips-lo", "Your range leaves out lo; it runs from lo up to hi − 1, like range(lo, hi).",
+         "Loop over range(lo, hi).", by_rounding(even, lo_shift=1)),
+        ("missing-pos", "You leave pos itself out; it is stored as its own value, so it belongs to the set.",
+         "Keep every n in range(lo, hi) whose stored value equals pos's stored value, pos included.",
+         by_rounding(even, keep_pos=False)),
+    ]
+
+
+def check_collisions(fn) -> CheckResult:
+    """Check a learner's ``collisions(pos, lo, hi)``: the positions n, lo ≤ n < hi, stored like ``pos`` in bfloat16.
+
+    The reference casts with ml_dtypes' bfloat16 (round to nearest, ties to
+    even). A wrong answer is matched against hand-written slips (codes in
+    COLLISION_MISTAKES). Taught in notebooks/10-precision.ipynb.
+
+    >>> import ml_dtypes
+    >>> def collisions(pos, lo, hi):
+    ...     bf16 = ml_dtypes.bfloat16
+    ...     return {n for n in range(lo, hi) if bf16(n) == bf16(pos)}
+    >>> check_collisions(collisions).passed
+    True
+    >>> check_collisions(lambda pos, lo, hi: {n for n in range(lo, hi + 1)
+    ...                                       if ml_dtypes.bfloat16(n) == ml_dtypes.bfloat16(pos)}).mistake
+    'range-includes-hi'
+    """
+    from .precision import round_to
+
+    name = "collisions"
+    if not callable(fn):
+        return _not_callable(name, "check_collisions", fn)
+
+    def reference(pos, lo, hi):
+        stored = round_to(np.arange(lo, hi), "bfloat16")
+        return {int(n) for n in np.arange(lo, hi)[stored == float(round_to(pos, "bfloat16"))]}
+
+    def as_set(result):
+        if result is None:
+            return None, "None (is the return statement missing?)"
+        if isinstance(result, (str, bytes, dict)):
+            return None, _short(result)
+        try:
+            items = list(result)
+        except Exception:
+            return None, f"a {type(result).__name__}, not a collection of positions"
+        if len(items) > MAX_ITEMS:
+            return None, f"{len(items)} items"
+        out = set()
+        for item in items:
+            try:
+                value = float(item)
+            except Exception:
+                return None, f"a collection holding {_short(item, 30)}"
+            if not math.isfinite(value) or value != int(value):
+                return None, f"a collection holding the non-integer {_short(item, 30)}"
+            out.add(int(value))
+        return out, ""
+
+    def show(found):
+        ordered = sorted(found)
+        if len(ordered) > 6 and ordered == list(range(ordered[0], ordered[-1] + 1)):
+            return f"{ordered[0]} … {ordered[-1]} ({len(ordered)} positions)"
+        return "{" + ", ".join(map(str, ordered[:12])) + (", …}" if len(ordered) > 12 else "}")
+
+    def call_text(probe):
+        return f"{name}{probe}"
+
+    expected = [reference(*p) for p in COLLISION_PROBES]
+    calls = [_raw_call(fn, p) for p in COLLISION_PROBES]
+    answers, shown = [], []
+    for kind, result in calls:
+        if kind == "value":
+            found, text = as_set(result)
+            answers.append(found)
+            shown.append(text if found is None else show(found))
+        else:
+            answers.append(None)
+            shown.append(f"it raised {result}" if kind == "raised" else result)
+    right = [a == e for a, e in zip(answers, expected)]
+
+    def fail(code, sentence, hint, i):
+        lines = [f"✗ {name} [{code}]: {sentence}", f"  Hint: {hint}", f"  For example, {call_text(COLLISION_PROBES[i])}",
+                 f"    expected: {show(expected[i])}", f"    received: {shown[i]}"]
+        return CheckResult(False, code, "\n".join(lines), COLLISION_PROBES[i])
+
+    if all(right):
+        return CheckResult(True, None, f"✓ {name} passed all {len(right)} checks. For example, "
+                                       f"{call_text(COLLISION_PROBES[0])} = {show(expected[0])}.")
+    if all(a is not None for a in answers):
+        for code, sentence, hint, compute in _collision_variants():
+            if all(a == compute(*p) for a, p in zip(answers, COLLISION_PROBES)):
+                index = next(i for i, (a, e) in enumerate(zip(answers, expected)) if a != e)
+                return fail(code, sentence, hint, index)
+    for want in ("not-implemented", "raised"):
+        index = next((i for i, (k, _) in enumerate(calls) if k == want), None)
+        if index is None:
+            continue
+        if want == "not-implemented":
+            return fail(want, "Not implemented yet: it still raises NotImplementedError.",
+                        "Replace the raise line with your code: keep each n in range(lo, hi) that bfloat16 stores "
+                        "as the same number as pos.", index)
+        return fail(want, f"It raised {calls[index][1]}.",
+                    f"Run {call_text(COLLISION_PROBES[index])} in a cell of its own to see the traceback.", index)
+    index = next((i for i, a in enumerate(answers) if a is None), None)
+    if index is not None:
+        return fail("wrong-shape", f"It returned {shown[index]} where a set of integer positions belongs.",
+                    "Return a set (or list) of ints, such as {256, 257}.", index)
+    return fail("wrong", "Its sets are wrong in a way none of the common mistakes explains.",
+                "Keep n when bfloat16 stores n and pos as the same number.", right.index(False))

@@ -125,7 +125,8 @@ CARDS: list[Card] = [
     Card("From pos 0 to pos 1 with D = 4, which element changes more, 0 or 2?",
          "Element 0: sin 1 = 0.8415 against sin 0.01 = 0.0100, about 84 times as much.", "02"),
     Card("How does the sinusoidal encoding enter the original transformer?",
-         "It is added to the token embedding, element by element: x = tok + PE(pos). Nothing in it is trained.", "02"),
+         "It is added to the token embedding, element by element: x = tok + PE(pos), where Vaswani et al. first "
+         "scale the embedding by √d_model. Nothing in PE is trained.", "02"),
     # 03: the shift matrix
     Card("What kind of matrix is the shift matrix that turns PE(pos) into PE(pos + offset)?",
          "A rotation: block diagonal, each 2 × 2 block turning pair k by the angle ωₖ · offset.", "03"),
@@ -135,17 +136,19 @@ CARDS: list[Card] = [
          "No. Each 2 × 2 block R is orthogonal, RᵀR = I, and that keeps lengths. Its determinant cos²θ + sin²θ = 1 "
          "alone would not: the shear [[1, 1], [0, 1]] has determinant 1 and stretches (0, 1) to length √2.", "03"),
     Card("Why does each pair hold a cosine as well as a sine?",
-         "With sines alone, two positions can share a value and part ways one step later (sin 0.5 = sin(π − 0.5)), "
-         "so no matrix, indeed no function, moves a position. With the cosine, the shift is a rotation.", "03"),
+         "With sines alone no matrix moves a position: sin(ω(p + 1)) needs cos(ωp), which is missing. One pair's sine "
+         "does not even decide its next value: sin 0.5 = sin(π − 0.5), yet one step later they read sin 1.5 and "
+         "sin(π + 0.5), different numbers. With the cosine, the shift is a rotation.", "03"),
     Card("True or false: PE(m)·PE(n) tells whether the key comes before or after the query.",
          "False. It equals Σₖ cos(ωₖ(m − n)), and cosine is even, so the distances +3 and −3 give the same value. "
-         "RoPE with q ≠ k can tell them apart.", "03"),
+         "RoPE can tell them apart when some pair of q is not parallel to the same pair of k; q ≠ k alone is not "
+         "enough (q = 2k scores both directions alike).", "03"),
     # 04: RoPE
     Card("How does RoPE turn a pair (a, b) by the angle θ?",
          "To (a·cos θ − b·sin θ, a·sin θ + b·cos θ): counter-clockwise.", "04"),
     Card("In RoPE, where does the D in the exponent come from?",
          "It is the number of rotated dimensions: the head size when the whole head is rotated (Llama), fewer in "
-         "partial-rotary models, never the model width.", "04"),
+         "partial-rotary models, not the model width.", "04"),
     Card("GPT-J rotates 64 of the 256 dimensions of each head. Which D goes into ωₖ = 10000^(−2k/D)?",
          "D = 64, the number of rotated dimensions. The other 192 pass through unrotated.", "04"),
     Card("With q = k = (1, 0), what RoPE score do the positions (5, 3) and (9, 7) get?",
@@ -162,8 +165,9 @@ CARDS: list[Card] = [
          "2k/D. With k/D every pair after the first turns too fast.", "05"),
     Card("You turn (1, 0) by a small positive angle. Which coordinate rises?",
          "The second: the result is (cos θ, sin θ). If it falls, the signs of the sine terms are swapped.", "05"),
-    Card("What happens to the last element of an odd-length vector in RoPE?",
-         "Nothing: it has no partner, so it passes through unchanged.", "05"),
+    Card("In the exercise's rotate (and the course's rope), what happens to the last element of an odd-length vector?",
+         "Nothing: it has no partner, so it passes through unchanged. In shipped models the rotated dimensions "
+         "come in whole pairs, so the case does not arise there.", "05"),
     # 07: conventions
     Card("Meta's Llama code pairs x[2k] with x[2k + 1]. Which elements does Hugging Face's rotate_half pair?",
          "x[k] with x[k + D/2]: the first half with the second half.", "07"),
@@ -178,45 +182,48 @@ CARDS: list[Card] = [
          "then odds.", "07"),
     # 08: learned tables and ALiBi
     Card("How does ALiBi bring position into attention?",
-         "Without vectors: it subtracts a penalty proportional to the distance from each attention score.", "08"),
+         "Without vectors: it subtracts a penalty proportional to the distance, with one slope per head, from each "
+         "attention score.", "08"),
     Card("A learned position table has P rows. What happens at position P?",
-         "There is no row for it: an IndexError at best. Negative indices wrap around and clamping reuses the last "
-         "row, and both fail silently.", "08"),
+         "There is no row for it. A plain lookup raises an error (an IndexError in NumPy); code that clamps the index "
+         "silently reuses the last row, and a position gone negative, such as −1, silently wraps round to the last "
+         "row in Python.", "08"),
     Card("What are ALiBi's slopes for 8 heads?",
          "2^(−1), 2^(−2), …, 2^(−8), that is 1/2, 1/4, …, 1/256.", "08"),
     Card("For 12 heads, are ALiBi's slopes in decreasing order?",
          "No. Heads 0 to 7 get 2^(−1) … 2^(−8); heads 8 to 11 get every other slope of the 16-head sequence, "
          "2^(−0.5), 2^(−1.5), 2^(−2.5), 2^(−3.5), so head 8 is the steepest.", "08"),
-    Card("True or false: past its training length, ALiBi keeps working as well as within it.",
-         "False. ALiBi extrapolates stably, which is not the same as usefully: perplexity stays flat mostly because "
-         "distant tokens are suppressed, an effective window of roughly the training length, and past it come bias "
-         "values and longer softmax rows that training never produced.", "08"),
-    Card("What stands in for the learned position table in notebook 08?",
-         "An untrained table: a seeded random initialisation. It shows the table's shape and its hard edge, not what "
-         "training would put in it.", "08"),
+    Card("True or false: past its training length, ALiBi makes good use of the extra context.",
+         "False. ALiBi extrapolates stably, which is not the same as usefully. Perplexity stays flat (the ALiBi "
+         "paper's result) mostly because the bias suppresses distant tokens, an effective window of roughly the "
+         "training length; past it come bias values and longer softmax rows that training never produced.", "08"),
+    Card("True or false: a randomly initialised position table shows what a trained one learns.",
+         "False. An untrained (random) table shows only the table's shape and its hard edge after the last row; what "
+         "training puts in the rows takes a trained model to see.", "08"),
     # 09: long context
     Card("What does Position Interpolation do to RoPE?",
-         "It divides every position, equivalently every ωₖ, by the scale factor s, so the longer context reaches only "
-         "angles seen in training, at the price of steps s times finer.", "09"),
+         "It divides every position, equivalently every ωₖ, by the scale factor s, so the longer context stays within "
+         "the range of angles seen in training, at the price of steps s times finer.", "09"),
     Card("NTK-aware scaling uses which base, and what happens to the fastest and the slowest pair?",
          "base · s^(D/(D − 2)). Pair 0 keeps its frequency; the slowest pair is divided by exactly s.", "09"),
     Card("What does YaRN do with a pair that turns more than β = 32 times within the training length?",
          "It keeps that pair's frequency. Pairs under α = 1 turn are interpolated as in PI, a ramp blends those in "
-         "between, and the attention logits grow by (0.1 ln s + 1)².", "09"),
+         "between, and the attention logits are multiplied by (0.1 ln s + 1)².", "09"),
     Card("True or false: PI and YaRN let a model read a longer context with no extra training.",
-         "False as published: their results use fine-tuning, on the order of a thousand steps for PI and a few "
-         "hundred for YaRN. Without it the model still runs, a different setting; dynamic NTK scaling is the "
-         "inference-only option.", "09"),
+         "False as published: their headline results use fine-tuning, within 1000 steps for PI and a few hundred for "
+         "YaRN. Without it the scaled model still runs, but those numbers do not describe that setting; "
+         "dynamic scaling (dynamic NTK, for one) is designed for inference without fine-tuning.", "09"),
     # 10: precision
     Card("Up to which integer does bfloat16 store every position exactly, and what becomes of 257?",
          "Up to 256 = 2⁸. 257 lies halfway between 256 and 258, and the tie goes to the even 256.", "10"),
     Card("True or false: in float32, RoPE angles are exact up to position 2²⁴.",
          "False. Integer positions are exact up to 2²⁴, but ωₖ is rounded too, so the angle errs much earlier: for "
-         "D = 128, pair 1's float32 angle is off by about 0.05 rad at position 10⁶. Only pair 0, with ω = 1, is exact "
-         "there.", "10"),
-    Card("Why do production RoPE implementations compute the angles in float32 and cast only cos and sin to bfloat16?",
+         "D = 128, pair 1's float32 angle is off by about 0.05 rad at position 10⁶. Pair 0, whose ω = 1 is stored "
+         "exactly, keeps exact angles up to 2²⁴.", "10"),
+    Card("In a bfloat16 model, why compute the RoPE angles pos · ωₖ in float32 rather than in bfloat16?",
          "Rounding cos and sin, numbers in [−1, 1], to bfloat16 moves them by at most 2⁻⁹; rounding a large angle can "
-         "move it by many radians.", "10"),
+         "move it by many radians (by up to 32 rad for an angle between 8192 and 16384, such as pair 0's at position "
+         "10⁴, where bfloat16's numbers are 64 apart).", "10"),
     Card("Which position is the first that float16 stores wrongly, and what is its largest finite value?",
          "2049, which rounds to 2048. Its largest finite value is 65504.", "10"),
     # 11: RoPE as shipped

@@ -86,6 +86,10 @@ def test_no_card_repeats_the_corrected_claims():
     assert "From the vector being rotated" not in text
     assert "determinant is cos²θ + sin²θ = 1; it" not in text
     assert "adds nothing new" not in text
+    assert "never the model width" not in text                     # a one-head model's head is the model width
+    assert "with q ≠ k can tell" not in text                       # q = 2k is symmetric too
+    assert "indeed no function" not in text                        # a whole vector of sines can pin the position
+    assert "Only pair 0" not in text                                # at 10⁶, pairs 16 and 32 of D = 128 land exactly too
 
 
 # The lesson's own six cards, by the fact each one asks for.
@@ -130,15 +134,20 @@ DERIVED = {
     "2049": round_to(2049, "float16") == 2048,
     "65504": float(np.finfo(np.float16).max) == 65504,
     "0.5": bool(np.allclose(alibi_slopes(12)[8:], 2.0 ** -np.array([0.5, 1.5, 2.5, 3.5]))) and alibi_slopes(12).argmax() == 8,
-    "1.5": True, "2.5": True, "3.5": True,   # the same check as 0.5
+    "1.5": True, "2.5": True, "3.5": True,   # the same check as 0.5 (and sin 1.5 on the sine card, a setting)
+    # bfloat16 numbers in [8192, 16384) are 64 apart, so an angle there can move by 32: 8224 is a tie and goes to 8192
+    "8192": bool(np.all(np.diff(round_to(np.arange(8192, 16384, 16.0), "bfloat16")) % 64 == 0))
+            and round_to(8256, "bfloat16") == 8256 and round_to(8224, "bfloat16") == 8192,
+    # ... up to 16384, where the gap doubles to 128 (16448 is a tie and goes to the even 16384)
+    "16384": round_to(16384 - 64, "bfloat16") == 16384 - 64 and round_to(16384 + 64, "bfloat16") == 16384,
     # notebook 11: pairs of Llama 3 (D = 128, base 500000) whose wavelength exceeds L = 8192
     "29": sum(2 * math.pi * 500000 ** (2 * k / 128) > 8192 for k in range(64)) == 29,
     "35": min(k for k in range(64) if 2 * math.pi * 500000 ** (2 * k / 128) > 8192) == 35,
     "63": 128 // 2 - 1 == 63,
 }
 #: Settings the cards choose (lengths, bases, head counts, notebook numbers), not results.
-SETTINGS = {"10", "100", "1000", "10000", "08", "11", "12", "16", "32", "64", "128", "256", "2048", "0.1",
-            "500000", "8192"}
+#: (1000 also stands for PI's "within 1000 steps", a published count that no formula gives.)
+SETTINGS = {"10", "100", "1000", "10000", "08", "11", "12", "16", "32", "64", "128", "256", "2048", "0.1", "500000"}
 
 
 def test_every_number_on_the_cards_is_right():

@@ -221,6 +221,27 @@ def test_every_rope_score_lies_under_its_bound(q, k, delta):
     assert abs(score_literal(q, k, delta, 0)) <= bound + 1e-9
 
 
+def score_bound_literal(q, k, delta, base=10000.0) -> float:
+    """max_i |h_{i+1} − h_i| (with h_{D/2} = 0) times Σ_j |S_j|, with h_i = q̃_i·conj(k̃_i), in plain loops."""
+    half = len(q) // 2
+    h = [complex(q[2 * i], q[2 * i + 1]) * complex(k[2 * i], k[2 * i + 1]).conjugate() for i in range(half)] + [0j]
+    step = max(abs(h[i + 1] - h[i]) for i in range(half))
+    return step * decay_bound_literal(delta, len(q), base) * half
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(coords, min_size=8, max_size=8), st.lists(coords, min_size=8, max_size=8), st.floats(-2000, 2000, allow_nan=False))
+def test_score_bound_matches_the_literal_formula(q, k, delta):
+    assert math.isclose(rope_score_bound(q, k, [delta])[0], score_bound_literal(q, k, delta), rel_tol=1e-9, abs_tol=1e-9)
+
+
+def test_score_bound_counts_the_step_to_h_d_over_2_equal_0():
+    # q = k = (1, 0, 1, 0, 1, 0, 1, 0): h = (1, 1, 1, 1), so the only nonzero step is the last, |0 − 1| = 1;
+    # at Δ = 0, |S_j| = j and the bound is 1 + 2 + 3 + 4 = 10, above the score 4
+    ones = [1.0, 0.0] * 4
+    assert rope_score_bound(ones, ones, [0])[0] == 10.0 and score_literal(ones, ones, 0, 0) == 4.0
+
+
 def test_the_bound_shrinks_on_average_with_distance():
     bound = rope_decay_bound(np.arange(1600), 128)
     means = [bound[a:b].mean() for a, b in [(0, 50), (50, 100), (100, 200), (200, 400), (400, 800), (800, 1600)]]

@@ -69,6 +69,7 @@ TOPICS: dict[str, str] = {
     "08": "learned tables and ALiBi",
     "09": "long context",
     "10": "precision",
+    "11": "RoPE as shipped",
 }
 
 #: The cards, tagged by notebook. Misconception cards ask "True or false: …" and give the reason.
@@ -225,6 +226,18 @@ CARDS: list[Card] = [
          "10⁴, where bfloat16's numbers are 64 apart).", "10"),
     Card("Which position is the first that float16 stores wrongly, and what is its largest finite value?",
          "2049, which rounds to 2048. Its largest finite value is 65504.", "10"),
+    # 11: RoPE as shipped
+    Card("GPT-J rotates only 64 of the 256 dimensions of each head. What is D in ωₖ = base^(−2k/D)?",
+         "The number of rotated dimensions, 64; the other 192 pass through unchanged. D equals the head dimension "
+         "only when the whole head is rotated.", "11"),
+    Card("With Llama 3's base 500000 and training length 8192, how many of its 64 pairs never finish a turn?",
+         "29, pairs 35 to 63: their wavelengths 2π·500000^(2k/128) are longer than 8192 tokens.", "11"),
+    Card("What is the llama3 rope_type in terms of YaRN?",
+         "YaRN's paper ramp with α = low_freq_factor and β = high_freq_factor, and no attention temperature.", "11"),
+    Card("True or false: a YaRN or LongRoPE attention factor a multiplies the attention logits by a.",
+         "False. It multiplies cos and sin, and both q and k are rotated with them, so the logits grow by a².", "11"),
+    Card("Qwen2-VL gives a text token three equal position ids (t, h, w). What does its multimodal RoPE compute?",
+         "Exactly one-dimensional RoPE in the half-split layout at that position.", "11"),
 ]
 
 

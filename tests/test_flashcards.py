@@ -141,10 +141,14 @@ DERIVED = {
             and round_to(8256, "bfloat16") == 8256 and round_to(8224, "bfloat16") == 8192,
     # ... up to 16384, where the gap doubles to 128 (16448 is a tie and goes to the even 16384)
     "16384": round_to(16384 - 64, "bfloat16") == 16384 - 64 and round_to(16384 + 64, "bfloat16") == 16384,
+    # notebook 11: pairs of Llama 3 (D = 128, base 500000) whose wavelength exceeds L = 8192
+    "29": sum(2 * math.pi * 500000 ** (2 * k / 128) > 8192 for k in range(64)) == 29,
+    "35": min(k for k in range(64) if 2 * math.pi * 500000 ** (2 * k / 128) > 8192) == 35,
+    "63": 128 // 2 - 1 == 63,
 }
 #: Settings the cards choose (lengths, bases, head counts, notebook numbers), not results.
 #: (1000 also stands for PI's "within 1000 steps", a published count that no formula gives.)
-SETTINGS = {"10", "100", "1000", "10000", "08", "11", "12", "16", "32", "64", "128", "256", "2048", "0.1"}
+SETTINGS = {"10", "100", "1000", "10000", "08", "11", "12", "16", "32", "64", "128", "256", "2048", "0.1", "500000"}
 
 
 def test_every_number_on_the_cards_is_right():

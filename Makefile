@@ -1,56 +1,130 @@
 # Two commands are all a newcomer needs (see README.md):
-#   make lab    install everything into .venv, then open JupyterLab on notebooks/
-#   make test   install everything into .venv, then run every test
+#   make lab    install the learner's set into .venv, then open JupyterLab on notebooks/
+#   make test   install everything into .venv, then lint, check the lock and run every test
+# Every install takes its versions from requirements.txt, the complete lock (`make lock` writes it).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed
 NB     ?= notebooks/01-clock-hands.ipynb
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: install lab test notebooks nav figures bench bench-browser lab-results present clean
+# The installer: uv (pinned by the lock) when it installs, else plain pip. POSENC_PIP=1 forces pip.
+# uv goes into its own folder, so the learner's environment holds only the learner's set.
+UV_VERSION := $(shell sed -n 's/^uv==\([0-9.]*\).*/\1/p' requirements.txt)
+UV_DIR     := $(VENV)/uv-tool
+CONSTRAINTS := $(VENV)/constraints.txt
 
-$(STAMP): requirements.txt pyproject.toml
+# JupyterLab for a projector: no "get notified about Jupyter news?" toast, no update check.
+# The toast is a front-end setting, so the install also copies config/jupyterlab-overrides.json
+# to the environment's settings folder (share/jupyter/lab/settings/overrides.json).
+LAB_FLAGS := $(ROOT_FLAG) --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+
+.PHONY: install install-lab lab test lint lock lock-check book notebooks nav figures bench bench-browser lab-results \
+        present citation clean
+
+$(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	touch $(STAMP)
 
-install: $(STAMP)
+# $(call install,PIP-ARGUMENTS)
+define install
+	@if [ "$(POSENC_PIP)" != 1 ] && [ -n "$(UV_VERSION)" ] && \
+	   { [ -x $(UV_DIR)/bin/uv ] || $(PY) -m pip install --quiet --disable-pip-version-check \
+	         --target $(UV_DIR) "uv==$(UV_VERSION)" >/dev/null 2>&1; }; then \
+	  echo "installing with uv $(UV_VERSION): $(1)"; \
+	  $(UV_DIR)/bin/uv pip install --quiet --python $(PY) $(1); \
+	else \
+	  echo "installing with pip: $(1)"; \
+	  $(PY) -m pip install --quiet --disable-pip-version-check $(1); \
+	fi
+	@mkdir -p $(dir $(LAB_OVERRIDES)) && cp config/jupyterlab-overrides.json $(LAB_OVERRIDES)
+endef
+
+# The lock without its editable line, as pip's constraints (-c) for a partial install.
+$(CONSTRAINTS): requirements.txt | $(PY)
+	grep -v '^-e ' requirements.txt > $@
+
+# The learner's set: the package, what the notebooks import, JupyterLab and the kernel.
+$(VENV)/.installed-lab: requirements.txt pyproject.toml $(CONSTRAINTS)
+	$(call install,-c $(CONSTRAINTS) -e .[lab])
+	touch $@
+
+# Everything in the lock: the learner's set, Voila, the book, the test, lint and lock tools.
+$(VENV)/.installed: requirements.txt pyproject.toml | $(PY)
+	$(call install,-r requirements.txt)
+	touch $@ $(VENV)/.installed-lab $(VENV)/.installed-present
+
+# Presentation mode: the learner's set plus Voila.
+$(VENV)/.installed-present: requirements.txt pyproject.toml $(CONSTRAINTS)
+	$(call install,-c $(CONSTRAINTS) -e .[lab,present])
+	touch $@
+
+install: $(VENV)/.installed
+
+install-lab: $(VENV)/.installed-lab
 
 # Rooted at the repo (so the notebooks' ../figures/ images load), opening in notebooks/.
-lab: $(STAMP)
-	$(VENV)/bin/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
+lab: $(VENV)/.installed-lab
+	$(VENV)/bin/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
 
-test: $(STAMP)
+# Lint first, then the lock check, then every test (unit, doctests, nbval, browser, book).
+test: $(VENV)/.installed
+	@$(MAKE) --no-print-directory lint
+	@$(MAKE) --no-print-directory lock-check
 	$(PY) -m pytest
 
+# ruff over the Python files, then over the notebooks (reported separately).
+lint: $(VENV)/.installed
+	@echo "== ruff: posenc_helpers, tests, benchmarks, tools"; \
+	$(PY) -m ruff check --extend-exclude '*.ipynb' .; code=$$?; \
+	echo "== ruff: notebooks"; \
+	$(PY) -m ruff check notebooks || code=1; \
+	exit $$code
+
+# Rewrite requirements.txt from pyproject.toml (existing pins kept; UPGRADE=1 takes the newest).
+lock: $(VENV)/.installed
+	$(PY) -m tools.lockcheck --write $(if $(UPGRADE),--upgrade,)
+
+# Fail when pyproject.toml and requirements.txt disagree (not when upstream merely has newer versions).
+lock-check: $(VENV)/.installed
+	$(PY) -m tools.lockcheck
+
+# The static book in build/book/_build/html (stored outputs, no re-execution, math offline).
+book: $(VENV)/.installed
+	$(PY) -m tools.book
+
+# Validate CITATION.cff with cffconvert, in an isolated environment (its pins clash with Jupyter's).
+citation: $(VENV)/.installed
+	$(PY) -m uv tool run --from cffconvert==2.0.0 cffconvert --validate -i CITATION.cff
+
 # Re-execute every notebook in place (after any helper change), then rewrite navigation.
-notebooks: $(STAMP)
-	$(PY) -m posenc_helpers.run_notebooks
-	$(PY) -m posenc_helpers.nav
+notebooks: $(VENV)/.installed
+	$(PY) -m tools.run_notebooks
+	$(PY) -m tools.nav
 
-nav: $(STAMP)
-	$(PY) -m posenc_helpers.nav
+nav: $(VENV)/.installed
+	$(PY) -m tools.nav
 
-figures: $(STAMP)
-	$(PY) -m posenc_helpers.figures
+figures: $(VENV)/.installed
+	$(PY) -m tools.figures
 
-bench: $(STAMP)
+bench: $(VENV)/.installed
 	$(PY) benchmarks/bench_core.py
 	$(PY) benchmarks/bench_sliders.py
 	$(PY) benchmarks/bench_lab.py
 
-# Regenerate posenc_helpers/lab/results.json, the three-seed sweep that notebook 13's slider demo reads (about 10 minutes).
-lab-results: $(STAMP)
+# Regenerate posenc_helpers/lab/results.json, the extrapolation lab's three-seed sweep that
+# notebook 13's slider demo reads (about 15 minutes on 2 cores).
+lab-results: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.results
 
 # Key press to new figure in a real Chromium, per demo (about 5 minutes).
-bench-browser: $(STAMP)
+bench-browser: $(VENV)/.installed
 	$(PY) benchmarks/bench_browser.py
 
 # Presentation mode: the notebook served by Voila with its code hidden (PORT=8866 by default).
-present: $(STAMP)
-	$(PY) -m posenc_helpers.present $(NB) $(if $(PORT),--port=$(PORT),)
+present: $(VENV)/.installed-present
+	$(PY) -m tools.present $(NB) $(if $(PORT),--port=$(PORT),)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -14,7 +14,8 @@ import statistics
 import sys
 import time
 
-from posenc_helpers.demo import neighbour_value, registry
+from posenc_helpers.demo import neighbour_value
+from posenc_helpers.registry import demos as registry
 
 TARGET_MS = 50.0
 STEPS = 6  # steps each way, per control

@@ -5,6 +5,13 @@
 array([ 0.9093, -0.4161,  0.02  ,  0.9998])
 """
 
+from .conventions import (
+    half_split_to_interleaved,
+    interleaved_to_half_split,
+    rope_complex,
+    rope_half_split,
+    sinusoidal_concat,
+)
 from .core import (
     alibi_bias,
     alibi_slopes,
@@ -14,13 +21,6 @@ from .core import (
     shift_matrix,
     sinusoidal,
     wavelengths,
-)
-from .conventions import (
-    half_split_to_interleaved,
-    interleaved_to_half_split,
-    rope_complex,
-    rope_half_split,
-    sinusoidal_concat,
 )
 from .scaling import (
     base_for_wavelength,

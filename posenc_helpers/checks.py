@@ -470,7 +470,7 @@ def _diagnose(name: str, fn, probes, length, reference, variants, model_dim_fami
                            f"  Hint: Write {texts['check']}({name}), without parentheses after {name}.")
     outcomes = [_call(fn, _args(p), length(p)) for p in probes]
     expected = [reference(p) for p in probes]
-    right = [_matches(o, e) for o, e in zip(outcomes, expected)]
+    right = [_matches(o, e) for o, e in zip(outcomes, expected, strict=True)]
     if all(right):
         return CheckResult(True, None, f"✓ {name} passed all {len(probes)} checks, odd D included. "
                                        f"For example, {_call_text(name, probes[0])} = {_format(expected[0])}.")
@@ -556,8 +556,8 @@ def _find_model_dim(outcomes, probes, even, family, text) -> _Variant | None:
             sentence, hint = text(m)
             plain = family[0][1]
             return _Variant(("model-dim",) + extra, sentence, hint,
-                            compute=lambda *args, batch=batch: batch(*args, [m])[0],
-                            primary=lambda *args: plain(*args, [m])[0])
+                            compute=lambda *args, batch=batch, m=m: batch(*args, [m])[0],
+                            primary=lambda *args, plain=plain, m=m: plain(*args, [m])[0])
     return None
 
 
@@ -671,7 +671,7 @@ def check_rope(fn) -> CheckResult:
             "model-dim": lambda m: (
                 f"Your rotation takes D = {m} from somewhere other than the vector, so it is right only for "
                 f"vectors of length {m}.",
-                "Take D from the vector being rotated: D = len(vec)."),
+                "Use the length of the vector you rotate: D = len(vec), since every pair of vec is rotated here."),
         },
     )
 
@@ -760,3 +760,698 @@ def compare_script(script: str | Iterable[str], sinusoid, rotate) -> ScriptCompa
         rows.append(ScriptRow(line, _run_line(line, sinusoid, rotate),
                               _run_line(line, _reference_sinusoidal, _reference_rope)))
     return ScriptComparison(rows)
+
+
+# ===========================================================================
+# Notebooks 07 and 08: the exercises on layouts (hf_to_meta) and on ALiBi slopes (alibi_slopes_for).
+# Taught in notebooks/07-conventions.ipynb and notebooks/08-other-schemes.ipynb; everything below
+# this line belongs to those two exercises.
+# ===========================================================================
+
+__all__ += ["MISTAKES_07", "MISTAKES_08", "check_hf_to_meta", "check_alibi_slopes"]
+
+#: Mistake codes of check_hf_to_meta (notebook 07), most specific first.
+MISTAKES_07 = (
+    "not-implemented",
+    "forward-permutation",
+    "one-head",
+    "columns",
+    "unchanged",
+    "wrong-shape",
+    "raised",
+    "wrong",
+)
+#: Mistake codes of check_alibi_slopes (notebook 08), most specific first.
+MISTAKES_08 = (
+    "not-implemented",
+    "power-of-two-formula",
+    "off-by-one",
+    "first-of-2c",
+    "odd-of-2c",
+    "sorted",
+    "wrong-shape",
+    "not-finite",
+    "raised",
+    "wrong",
+)
+
+#: (n_heads, head_dim, d_model) for hf_to_meta: one head first, then several, then odd head counts and sizes.
+#: d_model is even, so a permutation of the columns (a named mistake) can be told from no permutation at all.
+HF_PROBES = ((1, 8, 4), (2, 8, 4), (1, 4, 2), (3, 4, 2), (2, 6, 6), (4, 8, 2), (1, 16, 2))
+#: n for alibi_slopes_for: the powers of two first, then the others (12 is the one to get right).
+ALIBI_PROBES = (1, 2, 4, 8, 16, 12, 6, 3, 5, 24, 20)
+
+
+def _probe_weights(n_heads: int, head_dim: int, d_model: int) -> np.ndarray:
+    """A weight matrix whose entries are all different, so every row and column can be told apart."""
+    return np.arange(n_heads * head_dim * d_model, dtype=np.float64).reshape(n_heads * head_dim, d_model) + 1.0
+
+
+def _meta_rows(n_heads: int, head_dim: int) -> list[int]:
+    """Row order of P⁻¹ per head: Meta's row 2k + t is Hugging Face's row t·D/2 + k, head by head."""
+    order = []
+    for h in range(n_heads):
+        for k in range(head_dim // 2):
+            for t in (0, 1):
+                order.append(h * head_dim + t * (head_dim // 2) + k)
+    return order
+
+
+def _hf_rows(n_heads: int, head_dim: int) -> list[int]:
+    """Row order of P per head (the conversion script's permute): HF's row t·D/2 + k is Meta's row 2k + t."""
+    order = []
+    for h in range(n_heads):
+        for t in (0, 1):
+            for k in range(head_dim // 2):
+                order.append(h * head_dim + 2 * k + t)
+    return order
+
+
+def _hf_reference(probe) -> np.ndarray:
+    n_heads, head_dim, d_model = probe
+    return _probe_weights(*probe)[_meta_rows(n_heads, head_dim)]
+
+
+def _hf_variants() -> list[_Variant]:
+    def forward(probe):  # the conversion script's own permute applied again: P instead of P⁻¹
+        n_heads, head_dim, _ = probe
+        return _probe_weights(*probe)[_hf_rows(n_heads, head_dim)]
+
+    def one_head(probe):  # all rows treated as one head of size n_heads·head_dim
+        n_heads, head_dim, _ = probe
+        return _probe_weights(*probe)[_meta_rows(1, n_heads * head_dim)]
+
+    def one_head_forward(probe):
+        n_heads, head_dim, _ = probe
+        return _probe_weights(*probe)[_hf_rows(1, n_heads * head_dim)]
+
+    def columns(probe):  # the permutation applied to the columns (the input side) instead of the rows
+        w = _probe_weights(*probe)
+        return w[:, _meta_rows(1, w.shape[1])]
+
+    def unchanged(probe):
+        return _probe_weights(*probe)
+
+    return [
+        _Variant(("unchanged",), "You returned the weights unchanged.",
+                 "Within each head, Hugging Face's row t·D/2 + k must go back to Meta's row 2k + t.", unchanged),
+        _Variant(("forward-permutation",), "You applied the conversion script's permute (P) again; going back "
+                 "needs its inverse P⁻¹, which differs from P once a head has more than two pairs.",
+                 "P sends row 2k + t to row t·D/2 + k; P⁻¹ sends row t·D/2 + k back to row 2k + t: "
+                 "reshape each head as (2, D/2) and transpose to (D/2, 2).", forward),
+        _Variant(("one-head",), "You permuted all the rows as one block; the permutation works head by head.",
+                 "Reshape to (n_heads, 2, head_dim // 2, d_model) first, so each head is permuted on its own.",
+                 one_head),
+        _Variant(("one-head", "forward-permutation"), "You permuted all the rows as one block; the permutation "
+                 "works head by head.",
+                 "Reshape to (n_heads, 2, head_dim // 2, d_model) first, so each head is permuted on its own.",
+                 one_head_forward, primary=one_head),
+        _Variant(("columns",), "You permuted the columns (the model dimension); the layout lives in the rows, "
+                 "one per output element of q or k.", "Leave the columns alone and reorder the rows.", columns),
+    ]
+
+
+def _matrix_outcome(fn, probe) -> _Outcome:
+    """Call fn(w, n_heads) on a fresh copy; describe what came back."""
+    n_heads, head_dim, d_model = probe
+    w = _probe_weights(*probe)
+    shape = w.shape
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings(), \
+                np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            result = fn(w.copy(), n_heads)
+    except NotImplementedError as exc:
+        return _Outcome("not-implemented", detail=_exception_text(exc))
+    except (Exception, SystemExit) as exc:
+        return _Outcome("raised", detail=_exception_text(exc))
+    if result is None:
+        return _shape_problem("None", "None", "Is the return statement missing?")
+    try:
+        arr = np.asarray(result, dtype=np.float64)
+    except Exception:
+        return _shape_problem(f"a {type(result).__name__}", _short(result),
+                              f"Return a numpy array of shape {shape}.")
+    if arr.shape != shape:
+        return _shape_problem(f"an array of shape {arr.shape}", f"an array of shape {arr.shape}",
+                              f"Return an array of the same shape as w, {shape}: only the row order changes.")
+    if not np.isfinite(arr).all():
+        return _Outcome("not-finite", vector=arr, detail="NaN or infinity")
+    return _Outcome("vector", vector=arr)
+
+
+def _rows_text(matrix: np.ndarray, limit: int = 8) -> str:
+    """The first column, which names each row (probe weights are numbered row by row)."""
+    column = np.asarray(matrix)[:, 0]
+    shown = ", ".join(f"{value:g}" for value in column[:limit])
+    return "[" + shown + (", …]" if len(column) > limit else "]")
+
+
+def _diagnose_matrix(fn) -> CheckResult:
+    name = "hf_to_meta"
+    if not callable(fn):
+        return CheckResult(False, "raised", f"✗ {name} [raised]: The check needs the function itself, not {_short(fn)}.\n"
+                                            f"  Hint: Write check_hf_to_meta({name}), without parentheses after {name}.")
+    outcomes = [_matrix_outcome(fn, p) for p in HF_PROBES]
+    expected = [_hf_reference(p) for p in HF_PROBES]
+    right = [o.kind == "vector" and np.array_equal(o.vector, e) for o, e in zip(outcomes, expected, strict=True)]
+    if all(right):
+        return CheckResult(True, None, f"✓ {name} passed all {len(HF_PROBES)} checks, several heads included. "
+                                       "It undoes the conversion script's permute head by head.")
+
+    def message(code, sentence, hint, index):
+        n_heads, head_dim, d_model = HF_PROBES[index]
+        lines = [f"✗ {name} [{code}]: {sentence}", f"  Hint: {hint}",
+                 f"  For example, n_heads = {n_heads}, head_dim = {head_dim}, w of shape "
+                 f"({n_heads * head_dim}, {d_model}) with row r starting at {d_model}·r + 1; the first column:",
+                 f"    given:    {_rows_text(_probe_weights(*HF_PROBES[index]))}",
+                 f"    expected: {_rows_text(expected[index])}"]
+        outcome = outcomes[index]
+        if outcome.kind == "vector":
+            lines.append(f"    received: {_rows_text(outcome.vector)}")
+        elif outcome.kind == "raised":
+            lines.append(f"    received: it raised {outcome.detail}")
+        elif outcome.kind != "not-implemented":
+            lines.append(f"    received: {outcome.detail}")
+        return CheckResult(False, code, "\n".join(lines), HF_PROBES[index])
+
+    for variant in _hf_variants():
+        answers = [variant.compute(p) for p in HF_PROBES]
+        if all(o.kind == "vector" and np.array_equal(o.vector, a)
+               for o, a in zip(outcomes, answers, strict=True)):
+            primary = variant.primary or variant.compute
+            index = next((i for i, p in enumerate(HF_PROBES) if not right[i]
+                          and not np.array_equal(primary(p), expected[i])), right.index(False))
+            return message(variant.codes[0], variant.sentence, variant.hint, index)
+    for kind in ("not-implemented", "raised", "wrong-shape", "not-finite"):
+        index = next((i for i, o in enumerate(outcomes) if o.kind == kind), None)
+        if index is None:
+            continue
+        outcome = outcomes[index]
+        if kind == "not-implemented":
+            return message(kind, "Not implemented yet: it still raises NotImplementedError.",
+                           "Replace the raise line with your code: within each head, Hugging Face's row "
+                           "t·D/2 + k goes back to Meta's row 2k + t.", index)
+        if kind == "raised":
+            return message(kind, f"It raised {outcome.detail}.",
+                           "Run it on a small w in a cell of its own to see the traceback.", index)
+        if kind == "wrong-shape":
+            return message(kind, f"It returned {outcome.what} where an array of the shape of w belongs.",
+                           outcome.hint or "Return an array of the same shape as w.", index)
+        return message("wrong", "It returned NaN or infinity.", "Only reorder the rows; no arithmetic is needed.",
+                       index)
+    index = right.index(False)
+    return message("wrong", "Its rows are in an order none of the common mistakes explains.",
+                   "Within each head, Hugging Face's row t·D/2 + k must go back to Meta's row 2k + t.", index)
+
+
+def check_hf_to_meta(fn) -> CheckResult:
+    """Check a learner's ``hf_to_meta(w, n_heads)``: the inverse of the Llama conversion script's permute.
+
+    Within each head of size D, Meta's row 2k + t is Hugging Face's row t·D/2 + k
+    (k = pair, t = 0 or 1). The function gets a (n_heads·D, d_model) query or key
+    weight in Hugging Face's layout and must return Meta's. Taught in
+    notebooks/07-conventions.ipynb.
+
+    >>> def hf_to_meta(w, n_heads):    # right: per head, (2, D/2) -> (D/2, 2)
+    ...     rows, cols = w.shape
+    ...     return w.reshape(n_heads, 2, rows // n_heads // 2, cols).transpose(0, 2, 1, 3).reshape(rows, cols)
+    >>> check_hf_to_meta(hf_to_meta).passed
+    True
+    >>> check_hf_to_meta(lambda w, n_heads: w).mistake
+    'unchanged'
+    """
+    return _diagnose_matrix(fn)
+
+
+def _alibi_reference(n: int) -> np.ndarray:
+    """The paper's slopes, written out per head (independently of core.alibi_slopes)."""
+    def power_of_two(count: int) -> list[float]:
+        # m_h = 2^(−8(h+1)/count)
+        return [2.0 ** (-8.0 * (h + 1) / count) for h in range(count)]
+
+    c = 1
+    while 2 * c <= n:
+        c *= 2
+    if c == n:
+        return np.array(power_of_two(n))
+    return np.array(power_of_two(c) + power_of_two(2 * c)[0::2][: n - c])
+
+
+def _alibi_variants() -> list[_Variant]:
+    def largest_power(n):
+        c = 1
+        while 2 * c <= n:
+            c *= 2
+        return c
+
+    def naive(n):  # 2^(−8(h+1)/n) for every n
+        return np.array([2.0 ** (-8.0 * (h + 1) / n) for h in range(n)])
+
+    def off_by_one(n):  # 2^(−8h/n): starts at 1
+        return np.array([2.0 ** (-8.0 * h / n) for h in range(n)])
+
+    def off_by_one_rule(n):  # the c + every-other-of-2c rule, but with 2^(−8h/count) throughout
+        c = largest_power(n)
+        first = [2.0 ** (-8.0 * h / c) for h in range(c)]
+        if c == n:
+            return np.array(first)
+        return np.array(first + [2.0 ** (-8.0 * h / (2 * c)) for h in range(2 * c)][0::2][: n - c])
+
+    def extras(n, pick):
+        c = largest_power(n)
+        if c == n:
+            return _alibi_reference(n)
+        twice = [2.0 ** (-8.0 * (h + 1) / (2 * c)) for h in range(2 * c)]
+        return np.array([2.0 ** (-8.0 * (h + 1) / c) for h in range(c)] + pick(twice)[: n - c])
+
+    return [
+        _Variant(("power-of-two-formula",), "You used the power-of-two formula 2^(−8(h+1)/n) for every n; it "
+                 "only holds when n is a power of two.",
+                 "For other n, take the c slopes of c, the largest power of two below n, then every other slope "
+                 "of the 2c sequence: 2^(−0.5), 2^(−1.5), … for n = 12.", naive),
+        _Variant(("off-by-one",), "Your exponents start at h = 0, so head 0 gets the slope 1; the first slope is "
+                 "2^(−8/n).", "Use h + 1 in the exponent: m_h = 2^(−8(h+1)/n).", off_by_one_rule),
+        _Variant(("off-by-one", "power-of-two-formula"), "Your exponents start at h = 0, so head 0 gets the slope 1; "
+                 "the first slope is 2^(−8/n).", "Use h + 1 in the exponent: m_h = 2^(−8(h+1)/n).", off_by_one),
+        _Variant(("first-of-2c",), "You took the first n − c slopes of the 2c sequence; the rule takes every "
+                 "other one, starting with the first.",
+                 "Slice the 2c sequence as [0::2][: n - c], so the extra slopes fall between the others.",
+                 lambda n: extras(n, lambda s: s)),
+        _Variant(("odd-of-2c",), "You took every other slope of the 2c sequence starting with the second, "
+                 "which repeats slopes the first c heads already have.",
+                 "Start at the first: [0::2], which gives 2^(−0.5), 2^(−1.5), … for n = 12.",
+                 lambda n: extras(n, lambda s: s[1::2])),
+        _Variant(("sorted",), "Your slopes are right but sorted; the heads keep the rule's order, so head c "
+                 "(head 8 for n = 12) is the steepest.", "Return them in head order, without sorting.",
+                 lambda n: np.sort(_alibi_reference(n))[::-1]),
+    ]
+
+
+def check_alibi_slopes(fn) -> CheckResult:
+    """Check a learner's ``alibi_slopes_for(n)``: ALiBi's n head slopes in head order, as Press et al. define them.
+
+    For a power of two n, m_h = 2^(−8(h+1)/n). For any other n: the c slopes of
+    c, the largest power of two below n, then every other slope of the 2c
+    sequence, the first n − c of them. Taught in notebooks/08-other-schemes.ipynb.
+
+    >>> check_alibi_slopes(lambda n: [2 ** (-8 * (h + 1) / n) for h in range(n)]).mistake
+    'power-of-two-formula'
+    """
+    name = "alibi_slopes_for"
+    if not callable(fn):
+        return CheckResult(False, "raised", f"✗ {name} [raised]: The check needs the function itself, not {_short(fn)}.\n"
+                                            f"  Hint: Write check_alibi_slopes({name}), without parentheses after {name}.")
+    outcomes = [_call(fn, (n,), n) for n in ALIBI_PROBES]
+    expected = [_alibi_reference(n) for n in ALIBI_PROBES]
+    right = [_matches(o, e) for o, e in zip(outcomes, expected, strict=True)]
+    if all(right):
+        return CheckResult(True, None, f"✓ {name} passed all {len(ALIBI_PROBES)} checks, n = 12 included. "
+                                       f"For example, {name}(12)[8:] = {_format(expected[5][8:])}.")
+
+    def result(code, sentence, hint, index, notes=()):
+        n = ALIBI_PROBES[index]
+        return CheckResult(False, code, _message("✗", name, code, sentence, hint, f"{name}({n})", expected[index],
+                                                 outcomes[index], notes), (n,))
+
+    for variant in _alibi_variants():
+        if all(_matches(o, variant.compute(n)) for o, n in zip(outcomes, ALIBI_PROBES, strict=True)):
+            index = next(i for i, n in enumerate(ALIBI_PROBES) if not right[i])
+            notes = ["The power-of-two formula is also used for every n."] if len(variant.codes) > 1 else []
+            return result(variant.codes[0], variant.sentence, variant.hint, index, notes)
+    for kind in ("not-implemented", "raised", "wrong-shape", "not-finite"):
+        index = next((i for i, o in enumerate(outcomes) if o.kind == kind), None)
+        if index is None:
+            continue
+        outcome = outcomes[index]
+        if kind == "not-implemented":
+            index = ALIBI_PROBES.index(12) if outcomes[ALIBI_PROBES.index(12)].kind == kind else index
+            return result(kind, "Not implemented yet: it still raises NotImplementedError.",
+                          "Replace the raise line with your code: 2^(−8(h+1)/n) for a power of two n, and the "
+                          "c + every-other-of-2c rule otherwise.", index)
+        if kind == "raised":
+            return result(kind, f"It raised {outcome.detail}.",
+                          f"Run {name}({ALIBI_PROBES[index]}) in a cell of its own to see the traceback.", index)
+        if kind == "wrong-shape":
+            return result(kind, f"It returned {outcome.what} where n = {ALIBI_PROBES[index]} numbers belong.",
+                          outcome.hint or "Return a list or 1-D numpy array of n floats, one per head.", index)
+        return result(kind, "It returned NaN or infinity.", "Every slope lies between 0 and 1.", index)
+    index = right.index(False)
+    return result("wrong", "Its slopes are wrong in a way none of the common mistakes explains.",
+                  "For a power of two n, m_h = 2^(−8(h+1)/n); otherwise the first c slopes for c, then every "
+                  "other slope of the 2c sequence.", index)
+
+
+# ===========================================================================
+# Notebooks 09 and 10: the exercises at the end of each lesson
+# (check_new_base for 09-long-context, check_collisions for 10-precision)
+# ===========================================================================
+#
+# Same idea as above: run the learner's function on fixed probes, compare with
+# the reference, and when an answer is wrong, find the buggy version (written
+# out here by hand, independently of the reference) that reproduces every
+# answer. The result is a CheckResult whose first line names the mistake.
+
+__all__ += ["NEW_BASE_MISTAKES", "check_new_base", "COLLISION_MISTAKES", "check_collisions"]
+
+#: Mistake codes of check_new_base (09), most specific first.
+NEW_BASE_MISTAKES = (
+    "not-implemented",
+    "no-exponent",
+    "exponent-d-over-2",
+    "exponent-inverted",
+    "base-divided",
+    "returned-frequencies",
+    "wrong-shape",
+    "not-finite",
+    "raised",
+    "wrong",
+)
+#: (base, s, D) inputs for new_base: LLaMA 2's sizes first, then others.
+NEW_BASE_PROBES = ((10000.0, 8.0, 128), (10000.0, 2.0, 4), (500000.0, 4.0, 128), (10000.0, 16.0, 64), (10000.0, 3.0, 6))
+#: Relative tolerance of check_new_base (float32 arithmetic passes too).
+NEW_BASE_RTOL = 1e-6
+
+
+def _raw_call(fn, args):
+    """("value", result) or ("not-implemented" | "raised", text): the learner's prints and warnings swallowed."""
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink), warnings.catch_warnings(), \
+                np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return "value", fn(*args)
+    except NotImplementedError as exc:
+        return "not-implemented", _exception_text(exc)
+    except (Exception, SystemExit) as exc:  # whatever the learner's code raises becomes a message
+        return "raised", _exception_text(exc)
+
+
+def _not_callable(name: str, check: str, fn) -> CheckResult:
+    return CheckResult(False, "raised", f"✗ {name} [raised]: The check needs the function itself, not {_short(fn)}.\n"
+                                        f"  Hint: Write {check}({name}), without parentheses after {name}.")
+
+
+def _new_base_variants():
+    # (code, sentence, hint, compute(base, s, D)); each a slip a learner makes writing base·s^(D/(D−2))
+    return [
+        ("no-exponent", "You multiply the base by s without the exponent D/(D−2), so the slowest pair is divided "
+                        "by s^((D−2)/D), a little less than s.",
+         "base' = base · s ** (D / (D - 2)): the exponent makes the slowest pair slow down by exactly s.",
+         lambda base, s, D: base * s),
+        ("exponent-d-over-2", "Your exponent is D/2, but it must be D/(D−2), so the base grows far too much.",
+         "The slowest pair has ω = base^(−(D−2)/D); solve base'^(−(D−2)/D) = base^(−(D−2)/D)/s for base'.",
+         lambda base, s, D: base * s ** (D / 2)),
+        ("exponent-inverted", "Your exponent is (D−2)/D, the reciprocal of the right one, D/(D−2).",
+         "Raise s to D / (D - 2), a number a little above 1.",
+         lambda base, s, D: base * s ** ((D - 2) / D)),
+        ("base-divided", "You divide the base by s^(D/(D−2)) where you must multiply: a smaller base makes every "
+                         "pair turn faster, not slower.",
+         "A bigger base means slower pairs: base' = base * s ** (D / (D - 2)).",
+         lambda base, s, D: base / s ** (D / (D - 2))),
+    ]
+
+
+def _frequency_variants(base, s, D):
+    """Arrays a learner returns when s goes to the frequencies instead of the base."""
+    k = np.arange(D // 2)
+    omega = base ** (-2.0 * k / D)
+    return [omega / s, (base * s ** (D / (D - 2))) ** (-2.0 * k / D)]
+
+
+def check_new_base(fn) -> CheckResult:
+    """Check a learner's ``new_base(base, s, D)``: NTK-aware scaling's base' = base·s^(D/(D−2)).
+
+    Taught in notebooks/09-long-context.ipynb. The probes are fixed; a wrong
+    answer is matched against the common slips (codes in NEW_BASE_MISTAKES).
+
+    >>> check_new_base(lambda base, s, D: base * s ** (D / (D - 2))).passed
+    True
+    >>> check_new_base(lambda base, s, D: base * s).mistake     # the exponent forgotten
+    'no-exponent'
+    >>> check_new_base(lambda base, s, D: base * s ** (D / 2)).mistake
+    'exponent-d-over-2'
+    """
+    name = "new_base"
+    if not callable(fn):
+        return _not_callable(name, "check_new_base", fn)
+    expected = [b * s ** (D / (D - 2)) for b, s, D in NEW_BASE_PROBES]
+    calls = [_raw_call(fn, probe) for probe in NEW_BASE_PROBES]
+
+    def call_text(probe):
+        b, s, D = probe
+        return f"{name}({b:g}, {s:g}, {D})"
+
+    def scalar(result):
+        """The answer as a float, or None with what came back instead."""
+        if result is None:
+            return None, "None (is the return statement missing?)"
+        if isinstance(result, (str, bytes)):
+            return None, f"the text {_short(result)}"
+        try:
+            arr = np.asarray(result, dtype=np.float64)
+        except Exception:
+            return None, _short(result)
+        if arr.size != 1:
+            return None, f"an array of shape {arr.shape}"
+        return float(arr.reshape(())), ""
+
+    def fail(code, sentence, hint, i, received):
+        probe = NEW_BASE_PROBES[i]
+        lines = [f"✗ {name} [{code}]: {sentence}", f"  Hint: {hint}", f"  For example, {call_text(probe)}",
+                 f"    expected: {expected[i]:,.6g}", f"    received: {received}"]
+        return CheckResult(False, code, "\n".join(lines), probe)
+
+    values, shown = [], []
+    for kind, result in calls:
+        if kind == "value":
+            value, text = scalar(result)
+            values.append(value)
+            shown.append(text if value is None else f"{value:,.6g}")
+        else:
+            values.append(None)
+            shown.append(f"it raised {result}" if kind == "raised" else result)
+    right = [v is not None and math.isclose(v, e, rel_tol=NEW_BASE_RTOL) for v, e in zip(values, expected)]
+    if all(right):
+        b, s, D = NEW_BASE_PROBES[0]
+        return CheckResult(True, None, f"✓ {name} passed all {len(right)} checks. For example, "
+                                       f"{call_text(NEW_BASE_PROBES[0])} = {expected[0]:,.1f}.")
+    first_wrong = right.index(False)
+    # a buggy formula that reproduces every answer
+    if all(v is not None for v in values):
+        for code, sentence, hint, compute in _new_base_variants():
+            if all(math.isclose(v, compute(*p), rel_tol=NEW_BASE_RTOL) for v, p in zip(values, NEW_BASE_PROBES)):
+                return fail(code, sentence, hint, first_wrong, shown[first_wrong])
+    # an array of frequencies instead of one base
+    kind, result = calls[first_wrong]
+    if kind == "value" and values[first_wrong] is None:
+        try:
+            arr = np.asarray(result, dtype=np.float64).ravel()
+        except Exception:
+            arr = None
+        if arr is not None and any(arr.shape == f.shape and np.allclose(arr, f, rtol=NEW_BASE_RTOL)
+                                   for f in _frequency_variants(*NEW_BASE_PROBES[first_wrong])):
+            return fail("returned-frequencies", "You return the scaled frequencies ω'_k, but the exercise asks for "
+                        "the new base, one number.",
+                        "NTK-aware scaling leaves the formula ω_k = base^(−2k/D) alone and changes only the base: "
+                        "return base * s ** (D / (D - 2)).", first_wrong, f"an array of {arr.size} frequencies")
+    for want in ("not-implemented", "raised"):
+        index = next((i for i, (k, _) in enumerate(calls) if k == want), None)
+        if index is None:
+            continue
+        if want == "not-implemented":
+            return fail(want, "Not implemented yet: it still raises NotImplementedError.",
+                        "Replace the raise line with your code: the base that divides the slowest pair by s.",
+                        index, "NotImplementedError")
+        return fail(want, f"It raised {calls[index][1]}.",
+                    f"Run {call_text(NEW_BASE_PROBES[index])} in a cell of its own to see the traceback.",
+                    index, shown[index])
+    index = next((i for i, v in enumerate(values) if v is None), None)
+    if index is not None:
+        return fail("wrong-shape", f"It returned {shown[index]} where one number belongs.",
+                    "Return the new base as a single float.", index, shown[index])
+    index = next((i for i, v in enumerate(values) if not math.isfinite(v)), None)
+    if index is not None:
+        return fail("not-finite", "It returned NaN or infinity.",
+                    "Look for a division by zero (D − 2 is 0 only for D = 2) or an overflow.", index, shown[index])
+    return fail("wrong", "Its values are wrong in a way none of the common mistakes explains.",
+                "base' = base · s^(D/(D−2)); for base 10000, s = 8, D = 128 that is about 82,685.",
+                first_wrong, shown[first_wrong])
+
+
+#: Mistake codes of check_collisions (10), most specific first.
+COLLISION_MISTAKES = (
+    "not-implemented",
+    "round-toward-zero",
+    "ties-away",
+    "float16",
+    "range-includes-hi",
+    "range-skips-lo",
+    "missing-pos",
+    "wrong-shape",
+    "raised",
+    "wrong",
+)
+#: (pos, lo, hi) inputs for collisions: the positions n with lo ≤ n < hi stored like pos in bfloat16.
+COLLISION_PROBES = (
+    (257, 250, 262),      # the tie 257 → 256
+    (1030, 1020, 1045),   # gap 8: 1029 … 1035 → 1032
+    (6010, 6000, 6032),   # gap 32, the whole range collides: the ends of the range matter
+    (4096, 4080, 4120),   # across a power of two: gap 16 below, 32 above
+    (100, 90, 110),       # exact below 256: only 100 itself
+    (300000, 299000, 301500),  # beyond float16's largest number
+)
+
+
+def _round_integer(n: int, bits: int, mode: str) -> int:
+    """The integer n ≥ 0 rounded to ``bits`` significant bits: "even" (nearest, ties to even), "zero", "away"."""
+    if n < 2 ** bits:
+        return n
+    gap = 2 ** (n.bit_length() - bits)
+    q, r = divmod(n, gap)
+    if mode == "zero":
+        return q * gap
+    if 2 * r > gap or (2 * r == gap and (mode == "away" or q % 2 == 1)):
+        q += 1
+    return q * gap
+
+
+def _collision_variants():
+    def by_rounding(store, lo_shift=0, hi_shift=0, keep_pos=True):
+        def compute(pos, lo, hi):
+            target = store(pos)
+            found = {n for n in range(lo + lo_shift, hi + hi_shift) if store(n) == target}
+            return found if keep_pos else found - {pos}
+        return compute
+
+    def even(n):
+        return _round_integer(n, 8, "even")
+
+    def float16(n):
+        with np.errstate(over="ignore"):
+            return float(np.float16(n))
+
+    # (code, sentence, hint, compute)
+    return [
+        ("round-toward-zero", "You cut the extra bits off (round toward zero); bfloat16 rounds to the nearest "
+                              "value, ties to even.",
+         "Cast with ml_dtypes.bfloat16, or round to the nearest multiple of the gap: 1030 → 1032, not 1024.",
+         by_rounding(lambda n: _round_integer(n, 8, "zero"))),
+        ("ties-away", "You break ties away from zero (257 → 258); bfloat16 breaks them to the even neighbour "
+                      "(257 → 256).",
+         "A tie goes to the neighbour whose last significant bit is 0.",
+         by_rounding(lambda n: _round_integer(n, 8, "away"))),
+        ("float16", "You round to float16 (11 significant bits), not bfloat16 (8 significant bits).",
+         "Use ml_dtypes.bfloat16; numpy's float16 is a different format.",
+         by_rounding(float16)),
+        ("range-includes-hi", "Your range includes hi; it runs from lo up to hi − 1, like range(lo, hi).",
+         "Loop over range(lo, hi).", by_rounding(even, hi_shift=1)),
+        ("range-skips-lo", "Your range leaves out lo; it runs from lo up to hi − 1, like range(lo, hi).",
+         "Loop over range(lo, hi).", by_rounding(even, lo_shift=1)),
+        ("missing-pos", "You leave pos itself out; it is stored as its own value, so it belongs to the set.",
+         "Keep every n in range(lo, hi) whose stored value equals pos's stored value, pos included.",
+         by_rounding(even, keep_pos=False)),
+    ]
+
+
+def check_collisions(fn) -> CheckResult:
+    """Check a learner's ``collisions(pos, lo, hi)``: the positions n, lo ≤ n < hi, stored like ``pos`` in bfloat16.
+
+    The reference casts with ml_dtypes' bfloat16 (round to nearest, ties to
+    even). A wrong answer is matched against hand-written slips (codes in
+    COLLISION_MISTAKES). Taught in notebooks/10-precision.ipynb.
+
+    >>> import ml_dtypes
+    >>> def collisions(pos, lo, hi):
+    ...     bf16 = ml_dtypes.bfloat16
+    ...     return {n for n in range(lo, hi) if bf16(n) == bf16(pos)}
+    >>> check_collisions(collisions).passed
+    True
+    >>> check_collisions(lambda pos, lo, hi: {n for n in range(lo, hi + 1)
+    ...                                       if ml_dtypes.bfloat16(n) == ml_dtypes.bfloat16(pos)}).mistake
+    'range-includes-hi'
+    """
+    from .precision import round_to
+
+    name = "collisions"
+    if not callable(fn):
+        return _not_callable(name, "check_collisions", fn)
+
+    def reference(pos, lo, hi):
+        stored = round_to(np.arange(lo, hi), "bfloat16")
+        return {int(n) for n in np.arange(lo, hi)[stored == float(round_to(pos, "bfloat16"))]}
+
+    def as_set(result):
+        if result is None:
+            return None, "None (is the return statement missing?)"
+        if isinstance(result, (str, bytes, dict)):
+            return None, _short(result)
+        try:
+            items = list(result)
+        except Exception:
+            return None, f"a {type(result).__name__}, not a collection of positions"
+        if len(items) > MAX_ITEMS:
+            return None, f"{len(items)} items"
+        out = set()
+        for item in items:
+            try:
+                value = float(item)
+            except Exception:
+                return None, f"a collection holding {_short(item, 30)}"
+            if not math.isfinite(value) or value != int(value):
+                return None, f"a collection holding the non-integer {_short(item, 30)}"
+            out.add(int(value))
+        return out, ""
+
+    def show(found):
+        ordered = sorted(found)
+        if len(ordered) > 6 and ordered == list(range(ordered[0], ordered[-1] + 1)):
+            return f"{ordered[0]} … {ordered[-1]} ({len(ordered)} positions)"
+        return "{" + ", ".join(map(str, ordered[:12])) + (", …}" if len(ordered) > 12 else "}")
+
+    def call_text(probe):
+        return f"{name}{probe}"
+
+    expected = [reference(*p) for p in COLLISION_PROBES]
+    calls = [_raw_call(fn, p) for p in COLLISION_PROBES]
+    answers, shown = [], []
+    for kind, result in calls:
+        if kind == "value":
+            found, text = as_set(result)
+            answers.append(found)
+            shown.append(text if found is None else show(found))
+        else:
+            answers.append(None)
+            shown.append(f"it raised {result}" if kind == "raised" else result)
+    right = [a == e for a, e in zip(answers, expected)]
+
+    def fail(code, sentence, hint, i):
+        lines = [f"✗ {name} [{code}]: {sentence}", f"  Hint: {hint}", f"  For example, {call_text(COLLISION_PROBES[i])}",
+                 f"    expected: {show(expected[i])}", f"    received: {shown[i]}"]
+        return CheckResult(False, code, "\n".join(lines), COLLISION_PROBES[i])
+
+    if all(right):
+        return CheckResult(True, None, f"✓ {name} passed all {len(right)} checks. For example, "
+                                       f"{call_text(COLLISION_PROBES[0])} = {show(expected[0])}.")
+    if all(a is not None for a in answers):
+        for code, sentence, hint, compute in _collision_variants():
+            if all(a == compute(*p) for a, p in zip(answers, COLLISION_PROBES)):
+                index = next(i for i, (a, e) in enumerate(zip(answers, expected)) if a != e)
+                return fail(code, sentence, hint, index)
+    for want in ("not-implemented", "raised"):
+        index = next((i for i, (k, _) in enumerate(calls) if k == want), None)
+        if index is None:
+            continue
+        if want == "not-implemented":
+            return fail(want, "Not implemented yet: it still raises NotImplementedError.",
+                        "Replace the raise line with your code: keep each n in range(lo, hi) that bfloat16 stores "
+                        "as the same number as pos.", index)
+        return fail(want, f"It raised {calls[index][1]}.",
+                    f"Run {call_text(COLLISION_PROBES[index])} in a cell of its own to see the traceback.", index)
+    index = next((i for i, a in enumerate(answers) if a is None), None)
+    if index is not None:
+        return fail("wrong-shape", f"It returned {shown[index]} where a set of integer positions belongs.",
+                    "Return a set (or list) of ints, such as {256, 257}.", index)
+    return fail("wrong", "Its sets are wrong in a way none of the common mistakes explains.",
+                "Keep n when bfloat16 stores n and pos as the same number.", right.index(False))

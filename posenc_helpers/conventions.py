@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from . import _validate as v
-from .core import rotation_setup
+from .core import rotary_width, rotation_setup
 
 __all__ = [
     "interleaved_to_half_split",
@@ -89,7 +89,7 @@ def half_split_to_interleaved(x) -> np.ndarray:
     return out
 
 
-def rope_half_split(x, pos, base=10000.0) -> np.ndarray:
+def rope_half_split(x, pos, base=10000.0, *, rotary_dim=None) -> np.ndarray:
     """RoPE in the GPT-NeoX / Hugging Face ``rotate_half`` layout: pair k is (k, k + D/2).
 
     With h = D/2, each pair (a, b) = (x[k], x[k+h]) becomes
@@ -102,29 +102,47 @@ def rope_half_split(x, pos, base=10000.0) -> np.ndarray:
     Hence rope_half_split(P x, pos) = P rope(x, pos) with P =
     :func:`interleaved_to_half_split`. ``x`` has shape (..., D) with D even
     (ValueError otherwise); ``pos`` broadcasts against ``x.shape[:-1]``.
-    Taught in notebooks/07-conventions.ipynb.
+
+    With ``rotary_dim`` = r (even, 2 ≤ r ≤ D) only the first r elements turn,
+    in this layout among themselves: pair k is (k, k + r/2) and
+    ω_k = base^(−2k/r). The last D − r elements pass through unchanged, and D
+    itself may then be odd. That is GPT-NeoX's partial rotary
+    (``rotary_pct``): ``x[..., :r]`` goes through ``rotate_half``, ``x[..., r:]``
+    is concatenated back untouched. Taught in notebooks/07-conventions.ipynb
+    and 11-rope-as-shipped.ipynb.
 
     >>> rope_half_split([1.0, 0.0], 0.1).round(4)           # D = 2: one pair (x[0], x[1]), as in rope
     array([0.995 , 0.0998])
     >>> rope_half_split([1.0, 1.0, 0.0, 0.0], 2).round(4)   # pairs (x0, x2) turn by 2 and (x1, x3) by 0.02
     array([-0.4161,  0.9998,  0.9093,  0.02  ])
+    >>> rope_half_split([1.0, 0.0, 7.0], 0.1, rotary_dim=2).round(4)   # one pair (x0, x1); x2 passes
+    array([0.995 , 0.0998, 7.    ])
     """
     base = v.base_value(base)
-    x = _even_vector("x", x)
+    if rotary_dim is None:
+        x = _even_vector("x", x)
+    else:
+        x = v.vector_array("x", x)
     pos = v.real_array("pos", pos)
-    v.broadcast_positions("pos", pos, "x", x)
+    batch = v.broadcast_positions("pos", pos, "x", x)
     dim = x.shape[-1]
-    half = dim // 2
-    # ω_k = base^(−2k/D), θ_k = pos·ω_k
-    omega = base ** (-2.0 * np.arange(half, dtype=np.float64) / dim)
+    width = rotary_width(rotary_dim, dim)
+    half = width // 2
+    # ω_k = base^(−2k/r), θ_k = pos·ω_k, r = the number of rotated dimensions
+    omega = base ** (-2.0 * np.arange(half, dtype=np.float64) / width)
     theta = pos[..., None] * omega
     cos, sin = np.cos(theta), np.sin(theta)
-    a, b = x[..., :half], x[..., half:]
-    # (a, b) -> (a cos θ − b sin θ, a sin θ + b cos θ), with a = x[k], b = x[k + D/2]
-    return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
+    a, b = x[..., :half], x[..., half:width]
+    # (a, b) -> (a cos θ − b sin θ, a sin θ + b cos θ), with a = x[k], b = x[k + r/2]
+    turned = [a * cos - b * sin, a * sin + b * cos]
+    if width == dim:
+        return np.concatenate(turned, axis=-1)
+    # the tail x[r:] passes through unchanged
+    tail = np.broadcast_to(x[..., width:], batch + (dim - width,))
+    return np.concatenate(turned + [tail], axis=-1)
 
 
-def rope_complex(x, pos, base=10000.0) -> np.ndarray:
+def rope_complex(x, pos, base=10000.0, *, rotary_dim=None) -> np.ndarray:
     """RoPE as Meta's Llama writes it: each pair is a complex number, turned by e^{iθ}.
 
     Pair k becomes z_k = x[2k] + i·x[2k+1] and is multiplied by e^{iθ_k}, with
@@ -135,16 +153,18 @@ def rope_complex(x, pos, base=10000.0) -> np.ndarray:
     the real and imaginary parts, interleaved back, are exactly
     :func:`~posenc_helpers.core.rope`. Returns that real float64 array, shape
     ``broadcast(pos, x[..., 0]).shape + (D,)``. As in ``rope``, an odd D's
-    last element has no partner and passes through unchanged.
-    Taught in notebooks/07-conventions.ipynb.
+    last element has no partner and passes through unchanged. With
+    ``rotary_dim`` = r (even, 2 ≤ r ≤ D) only the first r/2 complex numbers
+    turn, with ω_k = base^(−2k/r), and the rest pass through: GPT-J's partial
+    rotary. Taught in notebooks/07-conventions.ipynb and 11-rope-as-shipped.ipynb.
 
     >>> rope_complex([1.0, 0.0], 0.1).round(4)    # 1·e^{0.1i} = cos 0.1 + i sin 0.1
     array([0.995 , 0.0998])
     >>> rope_complex([0.0, 1.0, 1.0, 0.0], 2).round(4)   # i·e^{2i} = −sin 2 + i cos 2;  1·e^{0.02i}
     array([-0.9093, -0.4161,  0.9998,  0.02  ])
     """
-    # θ_k = pos·ω_k with ω_k = base^(−2k/D); an odd D's last element is already copied to out
-    x, out, theta = rotation_setup(x, pos, base)
+    # θ_k = pos·ω_k with ω_k = base^(−2k/r); the elements that do not turn are already copied to out
+    x, out, theta = rotation_setup(x, pos, base, rotary_dim=rotary_dim)
     if theta is None:
         return out
     half = theta.shape[-1]

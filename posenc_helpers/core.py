@@ -127,18 +127,23 @@ def shift_matrix(offset, dim, base=10000.0) -> np.ndarray:
     return T
 
 
-def rope(x, pos, base=10000.0) -> np.ndarray:
+def rope(x, pos, base=10000.0, *, rotary_dim=None) -> np.ndarray:
     """Rotary position embedding: rotate each pair of x by its position's angle.
 
     Each pair (a, b) = (x[2k], x[2k+1]) becomes
 
         (a·cos θ − b·sin θ,  a·sin θ + b·cos θ),   θ = pos·ω_k,
 
-    a counter-clockwise turn by θ. ω_k = base^(−2k/D) uses D = x.shape[-1],
-    the length of the vector being rotated. ``x`` has shape (..., D); ``pos``
-    is a scalar or an array that broadcasts against ``x.shape[:-1]``. With an
-    odd D the last element has no partner and passes through unchanged.
-    Taught in notebooks/04-rope.ipynb.
+    a counter-clockwise turn by θ, with ω_k = base^(−2k/D) where D is the
+    number of *rotated* dimensions. By default that is all of
+    D = x.shape[-1], and with an odd D the last element has no partner and
+    passes through unchanged. With ``rotary_dim`` = r (even, 2 ≤ r ≤ D) only
+    the first r elements turn, with ω_k = base^(−2k/r), and the last D − r
+    pass through unchanged: the partial rotary of GPT-J (interleaved pairs,
+    as here) and GPT-NeoX (see :func:`~posenc_helpers.conventions.rope_half_split`).
+    ``x`` has shape (..., D); ``pos`` is a scalar or an array that broadcasts
+    against ``x.shape[:-1]``. Taught in notebooks/04-rope.ipynb and
+    11-rope-as-shipped.ipynb.
 
     >>> rope([1.0, 0.0], 0.1).round(4)    # (cos 0.1, sin 0.1): the second coordinate rises
     array([0.995 , 0.0998])
@@ -146,8 +151,10 @@ def rope(x, pos, base=10000.0) -> np.ndarray:
     array([-0.4161,  0.9093,  0.9998,  0.02  ])
     >>> float(rope([3.0, 4.0, 7.0], 1.0)[2])   # odd D: the lone last element is untouched
     7.0
+    >>> rope([1.0, 0.0, 1.0, 0.0, 5.0, 6.0], 2, rotary_dim=4).round(4)   # ω = 1, 10000^(-2/4); the tail 5, 6 stays
+    array([-0.4161,  0.9093,  0.9998,  0.02  ,  5.    ,  6.    ])
     """
-    x, out, theta = rotation_setup(x, pos, base)
+    x, out, theta = rotation_setup(x, pos, base, rotary_dim=rotary_dim)
     if theta is None:
         return out
     cos, sin = np.cos(theta), np.sin(theta)
@@ -159,15 +166,41 @@ def rope(x, pos, base=10000.0) -> np.ndarray:
     return out
 
 
-def rotation_setup(x, pos, base):
+def rotary_width(rotary_dim, dim: int) -> int:
+    """The number of rotated dimensions: ``dim`` if ``rotary_dim`` is None, else a checked ``rotary_dim``.
+
+    ``rotary_dim`` must be an even integer with 2 ≤ rotary_dim ≤ D; anything
+    else raises an error that names ``rotary_dim``, its value and D.
+    Taught in notebooks/11-rope-as-shipped.ipynb.
+
+    >>> rotary_width(None, 128), rotary_width(32, 128)
+    (128, 32)
+    >>> rotary_width(3, 8)
+    Traceback (most recent call last):
+    ...
+    ValueError: rotary_dim must be an even integer with 2 <= rotary_dim <= D, got rotary_dim=3 with D = 8
+    """
+    if rotary_dim is None:
+        return int(dim)
+    if not v._is_int(rotary_dim):
+        raise TypeError(f"rotary_dim must be an even integer with 2 <= rotary_dim <= D, got rotary_dim={v._show(rotary_dim)} with D = {dim}")
+    if rotary_dim % 2 or not 2 <= rotary_dim <= dim:
+        raise ValueError(
+            f"rotary_dim must be an even integer with 2 <= rotary_dim <= D, got rotary_dim={int(rotary_dim)} with D = {dim}"
+        )
+    return int(rotary_dim)
+
+
+def rotation_setup(x, pos, base, rotary_dim=None):
     """Check a rotation's inputs; return ``(x, out, theta)`` for the pair-by-pair turn.
 
     ``x`` comes back as a float64 array, ``out`` as the empty result (batch
-    shape of ``pos`` and ``x`` broadcast, last axis D) with an odd D's lone
-    last element already copied, and ``theta[..., k] = pos·ω_k`` with
-    ω_k = base^(−2k/D) and D = x.shape[-1]; ``theta`` is None when D = 1.
-    Shared by :func:`rope` and the other layouts of
-    :mod:`posenc_helpers.conventions`, so all check their input alike.
+    shape of ``pos`` and ``x`` broadcast, last axis D) with the elements that
+    do not turn already copied (an odd D's lone last element, or everything
+    from ``rotary_dim`` on), and ``theta[..., k] = pos·ω_k`` with
+    ω_k = base^(−2k/r), r = ``rotary_dim`` or D = x.shape[-1]; ``theta`` is
+    None when nothing turns (D = 1). Shared by :func:`rope` and the other
+    layouts of :mod:`posenc_helpers.conventions`, so all check their input alike.
 
     >>> x, out, theta = rotation_setup([1.0, 0.0, 1.0, 0.0, 5.0], [0.0, 2.0], 10000.0)
     >>> out.shape, out[:, 4], theta.round(4)      # ω = 10000^(0/5), 10000^(-2/5)
@@ -179,14 +212,15 @@ def rotation_setup(x, pos, base):
     pos = v.real_array("pos", pos)
     batch = v.broadcast_positions("pos", pos, "x", x)
     dim = x.shape[-1]
-    half = dim // 2
+    width = rotary_width(rotary_dim, dim)
+    half = width // 2
     out = np.empty(batch + (dim,), dtype=np.float64)
-    if dim % 2:
-        out[..., -1] = x[..., -1]
+    # the elements that do not turn: an odd D's last one, or the tail past rotary_dim
+    out[..., 2 * half :] = x[..., 2 * half :]
     if half == 0:
         return x, out, None
-    # ω_k = base^(−2k/D), with D taken from x itself
-    omega = base ** (-2.0 * np.arange(half, dtype=np.float64) / dim)
+    # ω_k = base^(−2k/r), r = the number of rotated dimensions
+    omega = base ** (-2.0 * np.arange(half, dtype=np.float64) / width)
     return x, out, pos[..., None] * omega
 
 

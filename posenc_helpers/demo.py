@@ -20,7 +20,7 @@ saved or shown statically (``savefig`` draws them), so the same figure serves
 both. Matplotlib never draws an animated artist placed on the Figure itself
 (``fig.text``) when saving: put changing text on an Axes instead.
 
->>> from posenc_helpers.viz import new_figure
+>>> from posenc_helpers.style import new_figure
 >>> def make():
 ...     fig, ax = new_figure()
 ...     (line,) = ax.plot([0, 1], [0, 0])
@@ -47,17 +47,19 @@ from typing import Any
 import ipywidgets as widgets
 import numpy as np
 
-from .viz import style
+from .style import style
 
 #: Layout shared by every control: a label wide enough for "shift (added to m and n)".
 _CONTROL_STYLE = {"description_width": "16em"}
 _CONTROL_LAYOUT = {"width": "42em"}
 
-#: Readout tables, readable from the back of a room: padded columns, aligned digits.
+#: Readout tables, readable from the back of a room: padded columns, aligned digits, and a cell never wraps
+#: (a dims cell "10, 11" stays on one line); long headers may.
 READOUT_CSS = """<style>
 .posenc-readout { font-size: 15px; }
 .posenc-readout table { border-collapse: collapse; margin-top: 0.3em; }
 .posenc-readout th, .posenc-readout td { padding: 0.15em 0.9em; text-align: right; font-variant-numeric: tabular-nums; }
+.posenc-readout td { white-space: nowrap; }
 .posenc-readout th { border-bottom: 1px solid #888; }
 .posenc-demo .widget-label { font-size: 14px; }
 </style>"""
@@ -81,11 +83,19 @@ def float_slider(name: str, label: str, min: float, max: float, value: float, st
     )
 
 
-def log_slider(name: str, label: str, min_exp: float, max_exp: float, value: float, step: float = 0.05):
-    """A slider over powers of ten, e.g. a base from 10^2 to 10^6."""
+def log_slider(name: str, label: str, min_exp: float, max_exp: float, value: float, step: float = 0.05,
+               readout_format: str = ",.0f"):
+    """A slider over powers of ten, e.g. a base from 10^2 to 10^6.
+
+    Its readout is a d3 format; the default ``",.0f"`` shows whole numbers with
+    a thousands separator, so 10^4.45 reads "28,184", never "2.818e+4".
+
+    >>> log_slider("base", "base (frequency base)", 1, 5, 10000.0).readout_format
+    ',.0f'
+    """
     return _control(
         widgets.FloatLogSlider, name, label, base=10, min=min_exp, max=max_exp, value=value, step=step,
-        readout_format=".4g",
+        readout_format=readout_format,
     )
 
 
@@ -259,7 +269,7 @@ class SliderDemo(widgets.VBox):
     def set_values(self, **values) -> None:
         """Set several controls, then redraw once (setting ``.value`` redraws after each)."""
         with self.hold_trait_notifications():
-            for name, value in values.items():
+            for name in values:
                 if name not in self.controls:
                     raise KeyError(f"no control named {name!r}; this demo has {sorted(self.controls)}")
         for name, value in values.items():
@@ -277,22 +287,3 @@ class SliderDemo(widgets.VBox):
             self.update_fn(handles, **{**self.values, **values})
         return render_png(fig)
 
-
-def registry() -> dict:
-    """Every slider demo factory in posenc_helpers.viz, as ``{"module.name": factory}``.
-
-    Each viz module may define ``DEMOS = {"name": factory}``; ``factory()``
-    returns a :class:`SliderDemo` at its default settings. The slider
-    benchmark and the browser tests drive every one.
-    """
-    import importlib
-    import pkgutil
-
-    from . import viz
-
-    found = {}
-    for info in sorted(pkgutil.iter_modules(viz.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{viz.__name__}.{info.name}")
-        for name, factory in getattr(module, "DEMOS", {}).items():
-            found[f"{info.name}.{name}"] = factory
-    return found

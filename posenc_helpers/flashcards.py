@@ -1,14 +1,22 @@
-"""Flashcards on positional encoding: the cards as data, a widget to study them, a static list.
+"""Flashcards for the whole course: the cards as data, a widget to study them, a static list.
 
-Taught in notebooks/06-flashcards.ipynb. :data:`CARDS` holds the cards;
-:func:`flashcard_deck` builds the widget (the card, "show answer", "next" and
-"shuffle", which draws orders from a generator seeded once, so every run
-shuffles the same way); :func:`cards_markdown` renders every card for readers
-without a kernel, with each answer folded into a ``<details>`` block.
+Taught in notebooks/06-flashcards.ipynb, the course-wide review deck.
+:data:`CARDS` holds the cards, each tagged with the notebook it reviews
+(``Card(question, answer, notebook="08")``). A notebook added later appends its
+own cards with one line each::
+
+    CARDS.append(Card("What does notebook 11 show?", "….", notebook="11"))
+
+(or one more ``Card(...)`` line in the list below). :func:`flashcard_deck`
+builds the widget: the card, "show answer", "next", "shuffle" (orders drawn
+from a generator seeded once, so every run shuffles the same way) and a filter
+by notebook. :func:`cards_markdown` renders every card for readers without a
+kernel, grouped by notebook under headings with stable anchors
+(``06-flashcards.ipynb#cards-08``), each answer folded into a ``<details>`` block.
 
 >>> deck = flashcard_deck(seed=0)
->>> deck.counter.value
-'Card 1 of 20'
+>>> deck.counter.value == f"Card 1 of {len(CARDS)}"
+True
 >>> deck.answer.value                      # hidden until asked for
 ''
 >>> deck.show_button.click()
@@ -16,80 +24,245 @@ without a kernel, with each answer folded into a ``<details>`` block.
 True
 >>> deck.next_button.click(); deck.position, deck.answer.value
 (1, '')
+>>> deck.notebook_filter.value = "03"      # only the cards of notebook 03
+>>> deck.current.notebook, deck.counter.value.endswith("(notebook 03)")
+('03', True)
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import ipywidgets as widgets
 import numpy as np
 
-__all__ = ["Card", "CARDS", "FlashcardDeck", "flashcard_deck", "cards_markdown"]
+__all__ = ["Card", "CARDS", "TOPICS", "FlashcardDeck", "flashcard_deck", "cards_markdown", "notebooks_of"]
+
+_NOTEBOOK = re.compile(r"^\d\d$")
 
 
 @dataclass(frozen=True)
 class Card:
-    """One card: a question and its answer, in plain text with Unicode math."""
+    """One card: a question, its answer (plain text with Unicode math) and the number of the notebook it reviews."""
 
     question: str
     answer: str
+    notebook: str
+
+    def __post_init__(self):
+        if not isinstance(self.notebook, str) or not _NOTEBOOK.match(self.notebook):
+            raise ValueError(f"notebook must be a two-digit string such as '08', got {self.notebook!r}")
 
 
-#: The cards: the first six come from the lesson's own cards, the rest cover the exercise and RoPE.
+#: A short topic per notebook, for the headings of the static list; a notebook missing here is headed by its number.
+TOPICS: dict[str, str] = {
+    "00": "why a transformer needs positions",
+    "01": "clock hands: the sinusoidal encoding",
+    "02": "the pos = 2 trace",
+    "03": "the shift matrix",
+    "04": "RoPE",
+    "05": "the exercise",
+    "07": "conventions and layouts",
+    "08": "learned tables and ALiBi",
+    "09": "long context",
+    "10": "precision",
+    "11": "RoPE as shipped",
+}
+
+#: The cards, tagged by notebook. Misconception cards ask "True or false: …" and give the reason.
 CARDS: list[Card] = [
+    # 00: why a transformer needs positions
+    Card("Without positions and without a causal mask, what happens to self-attention's outputs when you shuffle the tokens?",
+         "They are shuffled the same way and otherwise unchanged: attention is permutation-equivariant, so "
+         "\"dog bites man\" and \"man bites dog\" give the same set of output rows.", "00"),
+    Card("True or false: a decoder with a causal mask and no positional encoding cannot tell positions apart.",
+         "False. The mask lets the token at position t see exactly t + 1 tokens, itself and those before it, so order "
+         "leaks into the outputs. This is why decoders without positional encodings (NoPE) can work at all.", "00"),
+    Card("Why not give the model the raw position 0, 1, 2, … as a feature?",
+         "It grows without bound: it soon dwarfs the token embedding, and a long input brings values larger than any "
+         "seen in training.", "00"),
+    Card("Why not divide each position by the sequence length, so that it lies in [0, 1]?",
+         "Then one step means a different amount in texts of different lengths, so the same distance looks different "
+         "in a short text and a long one.", "00"),
+    Card("How is the sinusoidal encoding like a binary counter?",
+         "Each bit of a counter flips at its own rate, the lowest bit fastest; each sinusoid pair turns at its own rate, "
+         "pair 0 fastest. Unlike the bits, the sinusoids are smooth, and still bounded.", "00"),
+    Card("In the original transformer, what is scaled by √d_model before the positional encoding is added?",
+         "The token embedding: Vaswani et al. multiply the embedding weights by √d_model, then add PE(pos).", "00"),
+    # 01: clock hands
     Card("At an even index of PE(pos), is it a sine or a cosine?",
-         "A sine. The odd index right after it holds the cosine of the same angle."),
+         "A sine. The odd index right after it holds the cosine of the same angle.", "01"),
     Card("What is the frequency ωₖ of pair k?",
-         "ωₖ = 1 / 10000^(2k/D), so pair k sits at the angle pos · ωₖ."),
-    Card("What kind of matrix is the shift matrix that turns PE(pos) into PE(pos + offset)?",
-         "A rotation: block diagonal, each 2 × 2 block turning pair k by the angle ωₖ · offset."),
+         "ωₖ = 1 / 10000^(2k/D), so pair k sits at the angle pos · ωₖ.", "01"),
     Card("What pattern does PE(0) show?",
-         "0, 1, 0, 1, …: every angle is 0, so every sine is 0 and every cosine is 1."),
-    Card("One pair's (sin, cos) at pos₁ dotted with the same pair at pos₂ gives what?",
-         "cos(ωₖ · (pos₁ − pos₂)): the absolute positions cancel and only the distance is left."),
+         "0, 1, 0, 1, …: every angle is 0, so every sine is 0 and every cosine is 1.", "01"),
     Card("Why do the values stay bounded however large pos gets?",
-         "The angle wraps around the circle every 2π, and sine and cosine never leave [−1, 1]."),
-    Card("What is PE(2) for D = 4?",
-         "[sin 2, cos 2, sin 0.02, cos 0.02] = [0.9093, −0.4161, 0.0200, 0.9998]."),
-    Card("Which index goes into the exponent: the element index i or the pair index k?",
-         "The pair index k = i // 2, so the sine and the cosine of a pair share one angle."),
-    Card("Is the exponent 2k/D or k/D?",
-         "2k/D. With k/D every pair after the first turns too fast."),
+         "The angle wraps around the circle every 2π, and sine and cosine never leave [−1, 1].", "01"),
     Card("For D = 4, how many positions does pair 1 take to turn once?",
-         "λ₁ = 2π / ω₁ = 2π · 100 ≈ 628.3 positions."),
-    Card("What is the last element of PE(pos) when D is odd?",
-         "The sine of a pair whose cosine would fall off the end."),
-    Card("How does RoPE turn a pair (a, b) by the angle θ?",
-         "To (a·cos θ − b·sin θ, a·sin θ + b·cos θ): counter-clockwise."),
-    Card("You turn (1, 0) by a small positive angle. Which coordinate rises?",
-         "The second: the result is (cos θ, sin θ). If it falls, the signs of the sine terms are swapped."),
-    Card("In RoPE, where does the D in the exponent come from?",
-         "From the vector being rotated, D = len(vec), not from a model-wide setting."),
-    Card("What happens to the last element of an odd-length vector in RoPE?",
-         "Nothing: it has no partner, so it passes through unchanged."),
-    Card("With q = k = (1, 0), what RoPE score do the positions (5, 3) and (9, 7) get?",
-         "The same, cos 2 = −0.4161: the score depends on the offset m − n only."),
-    Card("Does a RoPE rotation change the length of a pair?",
-         "No. Its determinant is cos²θ + sin²θ = 1; it turns the pair and keeps its length."),
-    Card("From pos 0 to pos 1 with D = 4, which element changes more, 0 or 2?",
-         "Element 0: sin 1 = 0.8415 against sin 0.01 = 0.0100, about 84 times as much."),
+         "λ₁ = 2π / ω₁ = 2π · 100 ≈ 628.3 positions.", "01"),
     Card("With D = 4, which base B gives pair 1 a wavelength of 1000 positions?",
-         "2π · √B = 1000, so B = (1000 / 2π)² ≈ 25330. A bigger base gives longer wavelengths."),
+         "2π · √B = 1000, so B = (1000 / 2π)² ≈ 25330. A bigger base gives longer wavelengths.", "01"),
+    Card("Vaswani et al. write sin(pos / 10000^(2i/d_model)). What is their i in this course's letters?",
+         "The pair index k: their i labels the elements 2i and 2i + 1. d2l calls it j (and writes i for the "
+         "position); the Annotated Transformer's arange(0, d_model, 2) holds 2k.", "01"),
+    Card("True or false: the paper's 10000^(2i/d_model) is the element-index mistake.",
+         "False. The paper's i is the pair index, so its formula is right. The mistake is to put the element index, "
+         "which runs over all D slots, in its place.", "01"),
+    Card("Why the base 10000?",
+         "The paper gives no derivation: it sets the wavelengths from 2π to 10000 · 2π. Over 2048 tokens with D = 64 "
+         "it keeps 9 of 32 pairs under half a turn, while base 100 makes every pair wrap and base 10⁸ leaves 13 "
+         "pairs nearly still.", "01"),
+    # 02: the pos = 2 trace
+    Card("What is PE(2) for D = 4?",
+         "[sin 2, cos 2, sin 0.02, cos 0.02] = [0.9093, −0.4161, 0.0200, 0.9998].", "02"),
+    Card("Which index goes into the exponent: the element index i or the pair index k?",
+         "The pair index k = i // 2, so the sine and the cosine of a pair share one angle.", "02"),
+    Card("What is the last element of PE(pos) when D is odd?",
+         "The sine of a pair whose cosine would fall off the end.", "02"),
+    Card("From pos 0 to pos 1 with D = 4, which element changes more, 0 or 2?",
+         "Element 0: sin 1 = 0.8415 against sin 0.01 = 0.0100, about 84 times as much.", "02"),
+    Card("How does the sinusoidal encoding enter the original transformer?",
+         "It is added to the token embedding, element by element: x = tok + PE(pos), where Vaswani et al. first "
+         "scale the embedding by √d_model. Nothing in PE is trained.", "02"),
+    # 03: the shift matrix
+    Card("What kind of matrix is the shift matrix that turns PE(pos) into PE(pos + offset)?",
+         "A rotation: block diagonal, each 2 × 2 block turning pair k by the angle ωₖ · offset.", "03"),
+    Card("One pair's (sin, cos) at pos₁ dotted with the same pair at pos₂ gives what?",
+         "cos(ωₖ · (pos₁ − pos₂)): the absolute positions cancel and only the distance is left.", "03"),
+    Card("Does a RoPE rotation change the length of a pair?",
+         "No. Each 2 × 2 block R is orthogonal, RᵀR = I, and that keeps lengths. Its determinant cos²θ + sin²θ = 1 "
+         "alone would not: the shear [[1, 1], [0, 1]] has determinant 1 and stretches (0, 1) to length √2.", "03"),
+    Card("Why does each pair hold a cosine as well as a sine?",
+         "With sines alone no matrix moves a position: sin(ω(p + 1)) needs cos(ωp), which is missing. One pair's sine "
+         "does not even decide its next value: sin 0.5 = sin(π − 0.5), yet one step later they read sin 1.5 and "
+         "sin(π + 0.5), different numbers. With the cosine, the shift is a rotation.", "03"),
+    Card("True or false: PE(m)·PE(n) tells whether the key comes before or after the query.",
+         "False. It equals Σₖ cos(ωₖ(m − n)), and cosine is even, so the distances +3 and −3 give the same value. "
+         "RoPE can tell them apart when some pair of q is not parallel to the same pair of k; q ≠ k alone is not "
+         "enough (q = 2k scores both directions alike).", "03"),
+    # 04: RoPE
+    Card("How does RoPE turn a pair (a, b) by the angle θ?",
+         "To (a·cos θ − b·sin θ, a·sin θ + b·cos θ): counter-clockwise.", "04"),
+    Card("In RoPE, where does the D in the exponent come from?",
+         "It is the number of rotated dimensions: the head size when the whole head is rotated (Llama), fewer in "
+         "partial-rotary models, not the model width.", "04"),
+    Card("GPT-J rotates 64 of the 256 dimensions of each head. Which D goes into ωₖ = 10000^(−2k/D)?",
+         "D = 64, the number of rotated dimensions. The other 192 pass through unrotated.", "04"),
+    Card("With q = k = (1, 0), what RoPE score do the positions (5, 3) and (9, 7) get?",
+         "The same, cos 2 = −0.4161: the score depends on the offset m − n only.", "04"),
+    Card("Why does RoPE rotate the query and the key but not the value?",
+         "The value is the content that flows into the output. Rotated by its own absolute position, it would make the "
+         "output change when the whole sentence moves; rotating only q and k keeps position in the scores, where "
+         "only m − n matters.", "04"),
+    Card("True or false: RoPE makes every attention score shrink as the distance grows.",
+         "False. RoFormer shows that an upper bound on |score| shrinks on average with distance, with wiggles; a "
+         "particular score need not decay.", "04"),
+    # 05: the exercise
+    Card("Is the exponent 2k/D or k/D?",
+         "2k/D. With k/D every pair after the first turns too fast.", "05"),
+    Card("You turn (1, 0) by a small positive angle. Which coordinate rises?",
+         "The second: the result is (cos θ, sin θ). If it falls, the signs of the sine terms are swapped.", "05"),
+    Card("In the exercise's rotate (and the course's rope), what happens to the last element of an odd-length vector?",
+         "Nothing: it has no partner, so it passes through unchanged. In shipped models the rotated dimensions "
+         "come in whole pairs, so the case does not arise there.", "05"),
+    # 07: conventions
+    Card("Meta's Llama code pairs x[2k] with x[2k + 1]. Which elements does Hugging Face's rotate_half pair?",
+         "x[k] with x[k + D/2]: the first half with the second half.", "07"),
+    Card("True or false: the rotate_half layout gives different attention scores from Meta's interleaved layout.",
+         "False, if the weights are permuted to match: with P = evens first, then odds, half_split_rope(Px) = "
+         "P·rope(x), and (Pq)·(Pk) = q·k. With unpermuted weights the scores are wrong and nothing raises an error.", "07"),
+    Card("How do tensor2tensor's sinusoids differ from the paper's?",
+         "They store all the sines first, then all the cosines, and space the frequencies so that the slowest is "
+         "exactly 10⁻⁴.", "07"),
+    Card("What does Hugging Face's Llama conversion script change so that rotate_half gives Meta's scores?",
+         "The weights, not the code: it permutes each head's query and key projection rows with P, evens first and "
+         "then odds.", "07"),
+    # 08: learned tables and ALiBi
     Card("How does ALiBi bring position into attention?",
-         "Without vectors: it subtracts a penalty proportional to the distance from each attention score."),
+         "Without vectors: it subtracts a penalty proportional to the distance, with one slope per head, from each "
+         "attention score.", "08"),
+    Card("A learned position table has P rows. What happens at position P?",
+         "There is no row for it. A plain lookup raises an error (an IndexError in NumPy); code that clamps the index "
+         "silently reuses the last row, and a position gone negative, such as −1, silently wraps round to the last "
+         "row in Python.", "08"),
+    Card("What are ALiBi's slopes for 8 heads?",
+         "2^(−1), 2^(−2), …, 2^(−8), that is 1/2, 1/4, …, 1/256.", "08"),
+    Card("For 12 heads, are ALiBi's slopes in decreasing order?",
+         "No. Heads 0 to 7 get 2^(−1) … 2^(−8); heads 8 to 11 get every other slope of the 16-head sequence, "
+         "2^(−0.5), 2^(−1.5), 2^(−2.5), 2^(−3.5), so head 8 is the steepest.", "08"),
+    Card("True or false: past its training length, ALiBi makes good use of the extra context.",
+         "False. ALiBi extrapolates stably, which is not the same as usefully. Perplexity stays flat (the ALiBi "
+         "paper's result) mostly because the bias suppresses distant tokens, an effective window of roughly the "
+         "training length; past it come bias values and longer softmax rows that training never produced.", "08"),
+    Card("True or false: a randomly initialised position table shows what a trained one learns.",
+         "False. An untrained (random) table shows only the table's shape and its hard edge after the last row; what "
+         "training puts in the rows takes a trained model to see.", "08"),
+    # 09: long context
+    Card("What does Position Interpolation do to RoPE?",
+         "It divides every position, equivalently every ωₖ, by the scale factor s, so the longer context stays within "
+         "the range of angles seen in training, at the price of steps s times finer.", "09"),
+    Card("NTK-aware scaling uses which base, and what happens to the fastest and the slowest pair?",
+         "base · s^(D/(D − 2)). Pair 0 keeps its frequency; the slowest pair is divided by exactly s.", "09"),
+    Card("What does YaRN do with a pair that turns more than β = 32 times within the training length?",
+         "It keeps that pair's frequency. Pairs under α = 1 turn are interpolated as in PI, a ramp blends those in "
+         "between, and the attention logits are multiplied by (0.1 ln s + 1)².", "09"),
+    Card("True or false: PI and YaRN let a model read a longer context with no extra training.",
+         "False as published: their headline results use fine-tuning, within 1000 steps for PI and a few hundred for "
+         "YaRN. Without it the scaled model still runs, but those numbers do not describe that setting; "
+         "dynamic scaling (dynamic NTK, for one) is designed for inference without fine-tuning.", "09"),
+    # 10: precision
+    Card("Up to which integer does bfloat16 store every position exactly, and what becomes of 257?",
+         "Up to 256 = 2⁸. 257 lies halfway between 256 and 258, and the tie goes to the even 256.", "10"),
+    Card("True or false: in float32, RoPE angles are exact up to position 2²⁴.",
+         "False. Integer positions are exact up to 2²⁴, but ωₖ is rounded too, so the angle errs much earlier: for "
+         "D = 128, pair 1's float32 angle is off by about 0.05 rad at position 10⁶. Pair 0, whose ω = 1 is stored "
+         "exactly, keeps exact angles up to 2²⁴.", "10"),
+    Card("In a bfloat16 model, why compute the RoPE angles pos · ωₖ in float32 rather than in bfloat16?",
+         "Rounding cos and sin, numbers in [−1, 1], to bfloat16 moves them by at most 2⁻⁹; rounding a large angle can "
+         "move it by many radians (by up to 32 rad for an angle between 8192 and 16384, such as pair 0's at position "
+         "10⁴, where bfloat16's numbers are 64 apart).", "10"),
+    Card("Which position is the first that float16 stores wrongly, and what is its largest finite value?",
+         "2049, which rounds to 2048. Its largest finite value is 65504.", "10"),
+    # 11: RoPE as shipped
+    Card("GPT-J rotates only 64 of the 256 dimensions of each head. What is D in ωₖ = base^(−2k/D)?",
+         "The number of rotated dimensions, 64; the other 192 pass through unchanged. D equals the head dimension "
+         "only when the whole head is rotated.", "11"),
+    Card("With Llama 3's base 500000 and training length 8192, how many of its 64 pairs never finish a turn?",
+         "29, pairs 35 to 63: their wavelengths 2π·500000^(2k/128) are longer than 8192 tokens.", "11"),
+    Card("What is the llama3 rope_type in terms of YaRN?",
+         "YaRN's paper ramp with α = low_freq_factor and β = high_freq_factor, and no attention temperature.", "11"),
+    Card("True or false: a YaRN or LongRoPE attention factor a multiplies the attention logits by a.",
+         "False. It multiplies cos and sin, and both q and k are rotated with them, so the logits grow by a².", "11"),
+    Card("Qwen2-VL gives a text token three equal position ids (t, h, w). What does its multimodal RoPE compute?",
+         "Exactly one-dimensional RoPE in the half-split layout at that position.", "11"),
 ]
 
 
-class FlashcardDeck(widgets.VBox):
-    """A deck of cards in a widget: the card, "show answer", "next" and a seeded "shuffle".
+def notebooks_of(cards: Sequence[Card] = CARDS) -> list[str]:
+    """The notebook numbers that have cards, in order.
 
-    ``order`` lists card indices in the order of study and ``position`` points
-    into it. The first shuffle gives ``np.random.default_rng(seed).permutation(len(cards))``;
-    later shuffles keep drawing from that same generator.
+    >>> notebooks_of([Card("b?", "B.", "03"), Card("a?", "A.", "01"), Card("c?", "C.", "03")])
+    ['01', '03']
     """
+    return sorted({card.notebook for card in cards})
+
+
+class FlashcardDeck(widgets.VBox):
+    """A deck of cards in a widget: the card, "show answer", "next", a seeded "shuffle" and a filter by notebook.
+
+    ``order`` lists the indices (into ``cards``) of the cards being studied, in
+    the order of study, and ``position`` points into it. The filter
+    (``notebook_filter``, "all" or a notebook number) keeps the cards of one
+    notebook, in their own order. A shuffle permutes the cards in the filter:
+    with "all", the first shuffle gives
+    ``np.random.default_rng(seed).permutation(len(cards))``; later shuffles keep
+    drawing from that same generator.
+    """
+
+    ALL = "all"
 
     def __init__(self, cards: Sequence[Card] = CARDS, seed: int = 0):
         if not cards:
@@ -104,14 +277,20 @@ class FlashcardDeck(widgets.VBox):
         self.counter = widgets.HTML()
         self.question = widgets.HTML(layout={"min_height": "3.5em", "width": "42em"})
         self.answer = widgets.HTML(layout={"min_height": "3.5em", "width": "42em"})
+        self.notebook_filter = widgets.Dropdown(
+            options=[(f"all notebooks ({len(self.cards)} cards)", self.ALL)]
+            + [(f"notebook {nb} ({sum(c.notebook == nb for c in self.cards)} cards)", nb) for nb in notebooks_of(self.cards)],
+            value=self.ALL, description="cards from", layout={"width": "24em"},
+        )
         self.show_button = widgets.Button(description="show answer", button_style="info", icon="eye")
         self.next_button = widgets.Button(description="next", icon="arrow-right")
         self.shuffle_button = widgets.Button(description="shuffle", icon="random")
         self.show_button.on_click(lambda _: self.show_answer())
         self.next_button.on_click(lambda _: self.next_card())
         self.shuffle_button.on_click(lambda _: self.shuffle())
+        self.notebook_filter.observe(lambda _: self._restart(), names="value")
         buttons = widgets.HBox([self.show_button, self.next_button, self.shuffle_button])
-        super().__init__([self.counter, self.question, self.answer, buttons])
+        super().__init__([self.notebook_filter, self.counter, self.question, self.answer, buttons])
         self._render()
 
     @property
@@ -119,35 +298,49 @@ class FlashcardDeck(widgets.VBox):
         """The card on show."""
         return self.cards[self.order[self.position]]
 
+    def _selected(self) -> list[int]:
+        """Indices of the cards that pass the filter, in their own order."""
+        chosen = self.notebook_filter.value
+        return [i for i, card in enumerate(self.cards) if chosen == self.ALL or card.notebook == chosen]
+
+    def _restart(self) -> None:
+        self.order = self._selected()
+        self.position = 0
+        self.answer_shown = False
+        self._render()
+
     def show_answer(self) -> None:
         self.answer_shown = True
         self._render()
 
     def next_card(self) -> None:
         """The next card, back to the first after the last; the answer is hidden again."""
-        self.position = (self.position + 1) % len(self.cards)
+        self.position = (self.position + 1) % len(self.order)
         self.answer_shown = False
         self._render()
 
     def shuffle(self) -> None:
-        """A new order from the seeded generator, starting at its first card."""
-        self.order = [int(i) for i in self._rng.permutation(len(self.cards))]
+        """A new order of the filtered cards from the seeded generator, starting at its first card."""
+        selected = self._selected()
+        self.order = [selected[int(i)] for i in self._rng.permutation(len(selected))]
         self.position = 0
         self.answer_shown = False
         self._render()
 
     def reset(self) -> None:
-        """Back to the cards' own order, the first card, the answer hidden and the generator re-seeded."""
+        """Back to all cards in their own order, the first card, the answer hidden and the generator re-seeded."""
         self._rng = np.random.default_rng(self.seed)
-        self.order = list(range(len(self.cards)))
-        self.position = 0
-        self.answer_shown = False
-        self._render()
+        with self.notebook_filter.hold_trait_notifications():
+            self.notebook_filter.value = self.ALL
+        self._restart()
 
     def _render(self) -> None:
         card = self.current
-        self.counter.value = f"Card {self.position + 1} of {len(self.cards)}"
-        self.question.value = f'<div style="font-size: 1.4em; font-weight: bold">{html.escape(card.question, quote=False)}</div>'
+        chosen = self.notebook_filter.value
+        where = "" if chosen == self.ALL else f" (notebook {chosen})"
+        self.counter.value = f"Card {self.position + 1} of {len(self.order)}{where}"
+        self.question.value = (f'<div style="font-size: 1.4em; font-weight: bold">'
+                               f'{html.escape(card.question, quote=False)}</div>')
         self.answer.value = (f'<div style="font-size: 1.3em">{html.escape(card.answer, quote=False)}</div>'
                              if self.answer_shown else "")
 
@@ -158,17 +351,30 @@ def flashcard_deck(cards: Sequence[Card] = CARDS, seed: int = 0) -> FlashcardDec
 
 
 def cards_markdown(cards: Sequence[Card] = CARDS) -> str:
-    """Every card as markdown: the question shows, the answer unfolds from a ``<details>`` block.
+    """Every card as markdown, grouped by notebook: a heading with an anchor per notebook, then its cards.
 
-    >>> print(cards_markdown([Card("2 + 2 < 5?", "Yes & no.")]))
-    <details><summary><b>1.</b> 2 + 2 &lt; 5?</summary>
+    Each question shows and its answer unfolds from a ``<details>`` block;
+    cards are numbered within their notebook (08.2 is the second card of
+    notebook 08), and a notebook can link to its group as
+    ``06-flashcards.ipynb#cards-08``.
+
+    >>> print(cards_markdown([Card("2 + 2 < 5?", "Yes & no.", "01")]))
+    <a id="cards-01"></a>
+    <BLANKLINE>
+    ### Notebook 01: clock hands: the sinusoidal encoding
+    <BLANKLINE>
+    <details><summary><b>01.1</b> 2 + 2 &lt; 5?</summary>
     <BLANKLINE>
     Yes &amp; no.
     <BLANKLINE>
     </details>
     """
     blocks = []
-    for number, card in enumerate(cards, start=1):
-        blocks.append(f"<details><summary><b>{number}.</b> {html.escape(card.question, quote=False)}</summary>\n\n"
-                      f"{html.escape(card.answer, quote=False)}\n\n</details>")
+    for notebook in notebooks_of(cards):
+        topic = TOPICS.get(notebook)
+        blocks.append(f'<a id="cards-{notebook}"></a>\n\n### Notebook {notebook}' + (f": {topic}" if topic else ""))
+        group = [card for card in cards if card.notebook == notebook]
+        for number, card in enumerate(group, start=1):
+            blocks.append(f"<details><summary><b>{notebook}.{number}</b> {html.escape(card.question, quote=False)}</summary>\n\n"
+                          f"{html.escape(card.answer, quote=False)}\n\n</details>")
     return "\n\n".join(blocks)

@@ -12,8 +12,8 @@ import matplotlib
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from posenc_helpers.demo import registry as demo_registry
-from posenc_helpers.figures import registry as figure_registry
+from posenc_helpers.registry import demos as demo_registry
+from posenc_helpers.registry import figures as figure_registry
 from posenc_helpers.viz import style
 
 SAFE_CMAPS = {"RdBu_r", "viridis", "cividis"}
@@ -63,6 +63,6 @@ def test_generated_figure_is_readable(name):
 def test_slider_demo_is_readable_and_labelled(name):
     demo = demo_registry()[name]()
     assert problems_in(demo.fig) == []
-    for control_name, control in demo.controls.items():
+    for control in demo.controls.values():
         # "pos (position)": the symbol, then its meaning in brackets
         assert control.description.count("(") == 1 and control.description.endswith(")"), control.description

@@ -9,6 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+# Independent literal implementations, one element at a time: tests/literal.py
+from literal import literal_alibi_slopes as literal_slopes
+from literal import literal_pe, literal_rope
+
 from posenc_helpers import (
     alibi_bias,
     alibi_slopes,
@@ -19,10 +23,6 @@ from posenc_helpers import (
     sinusoidal,
     wavelengths,
 )
-
-# Independent literal implementations, one element at a time: tests/literal.py
-from literal import literal_alibi_slopes as literal_slopes
-from literal import literal_pe, literal_rope
 
 # ---------------------------------------------------------------------------------------------
 # Known values from the lessons

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from posenc_helpers.demo import SliderDemo, float_slider, int_slider, log_slider, neighbour_value, registry, render_png
+from posenc_helpers.demo import SliderDemo, float_slider, int_slider, log_slider, neighbour_value, render_png
+from posenc_helpers.registry import demos as registry
 from posenc_helpers.viz import FONT_SIZE, new_figure
 
 
@@ -193,3 +194,18 @@ def test_every_registered_demo_steps_without_a_full_redraw():
             control.value = neighbour_value(control)
             control.value = start
             assert demo.full_draws == before, f"{name}: a step of {control_name} redrew the whole figure"
+
+
+def test_log_slider_reads_whole_numbers_with_a_thousands_separator():
+    from posenc_helpers.viz.clock import clock_demo
+
+    slider = log_slider("base", "base (frequency base)", 1, 5, 10000.0)
+    # d3's ",.0f" and Python's agree on this spec: 10^4.45 = 28183.8 reads "28,184", not "2.818e+4"
+    assert slider.readout_format == ",.0f" and format(10**4.45, slider.readout_format) == "28,184"
+    assert clock_demo().controls["base"].readout_format == ",.0f"
+
+
+def test_readout_cells_never_wrap():
+    from posenc_helpers.demo import READOUT_CSS
+
+    assert ".posenc-readout td { white-space: nowrap; }" in READOUT_CSS

@@ -63,7 +63,7 @@ def _function_body(path: Path, cell_id: str, name: str) -> list[ast.stmt]:
 def test_the_two_notebooks_differ_only_in_the_title_and_the_answers():
     starter, solution = _cells(STARTER), _cells(SOLUTION)
     assert [c["id"] for c in starter] == [c["id"] for c in solution]
-    for a, b in zip(starter, solution):
+    for a, b in zip(starter, solution, strict=True):
         if a["id"] in ANSWER_CELLS or a["id"] == "intro":
             continue
         assert (a["cell_type"], _source(a)) == (b["cell_type"], _source(b)), a["id"]

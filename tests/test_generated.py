@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from posenc_helpers import figures, nav
+from tools import figures, nav
 
 ROOT = Path(__file__).resolve().parent.parent
 

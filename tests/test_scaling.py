@@ -205,7 +205,8 @@ def test_yarn_attention_factor():
 
 @pytest.mark.parametrize("method", ["rope", "PI", "", None, 3])
 def test_unknown_method(method):
-    with pytest.raises(ValueError, match=re.escape(f"method must be one of 'pi', 'ntk', 'yarn', got {method!r}")):
+    known = "'pi', 'ntk', 'yarn', 'dynamic', 'llama3', 'longrope' (or the aliases 'linear' = 'pi', 'su' = 'longrope')"
+    with pytest.raises(ValueError, match=re.escape(f"method must be one of {known}, got {method!r}")):
         scaled_frequencies(8, 10000.0, method, 2.0)
 
 

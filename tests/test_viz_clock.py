@@ -14,11 +14,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from literal import literal_pe
 from matplotlib.figure import Figure
 
-from posenc_helpers.viz import clock
-from posenc_helpers.viz import new_figure
-from literal import literal_pe
+from posenc_helpers.viz import clock, new_figure
 
 
 def angle_of(pos, k, dim, base=10000.0):
@@ -110,7 +109,7 @@ def test_heatmap_holds_pe_and_uses_a_fixed_diverging_scale():
         np.testing.assert_allclose(data[pos], literal_pe(pos, 10, 500.0), atol=1e-12)
     assert h["image"].get_cmap().name == "RdBu_r"
     assert h["image"].get_clim() == (-1.0, 1.0)
-    assert "unitless" in h["colorbar"].ax.get_ylabel()
+    assert h["colorbar"].ax.get_ylabel() == "PE(pos, i)"  # a pure number: no "(unitless)" clutter
     assert ax.get_xlabel() and ax.get_ylabel() and ax.get_title()
 
 
@@ -136,12 +135,12 @@ def test_unit_circle_walk_matches_the_lesson():
     xy = h["points"].get_xydata()
     # the lesson's (sin, cos) values at pos 0, 2, 4, 6, 7 (3 decimals)
     lesson = {0: (0.0, 1.0), 2: (0.909, -0.416), 4: (-0.757, -0.654), 6: (-0.279, 0.960), 7: (0.657, 0.754)}
-    for (x, y), (pos, (s, c)) in zip(xy, lesson.items()):
+    for (x, y), (s, c) in zip(xy, lesson.values(), strict=True):
         assert (y, x) == pytest.approx((s, c), abs=6e-4)
     np.testing.assert_allclose(h["start"].get_xydata(), [[1.0, 0.0]])
     texts = [t.get_text() for t in h["labels"]]
     # each value is named: the point sits at x = cos, y = sin, so a bare "(sin, cos)" pair would read backwards
-    for text, pos in zip(texts, [0, 2, 4, 6, 7]):
+    for text, pos in zip(texts, [0, 2, 4, 6, 7], strict=True):
         sin_line = f"sin = {math.sin(pos):+.3f}".replace("-", "−")
         cos_line = f"cos = {math.cos(pos):+.3f}".replace("-", "−")
         assert text.splitlines() == [f"pos {pos}", sin_line, cos_line]

@@ -48,7 +48,7 @@ def literal_unseen(dim, base, length, method, s):
     count = 0
     original = literal_turns(dim, base, length, "none", s)
     scaled = literal_turns(dim, base, length, method, s)
-    for r, r2 in zip(original, scaled):
+    for r, r2 in zip(original, scaled, strict=True):
         if r < 1 and s * r2 > r * (1 + 1e-9):
             count += 1
     return count
@@ -107,7 +107,8 @@ def test_yarn_ramp_plot_data():
     np.testing.assert_allclose(h["index"].get_ydata(), gamma_index, rtol=1e-12, atol=1e-15)
     assert [line.get_xdata()[0] for line in h["cutoffs"]] == [4096 / 32, 4096]
     assert ax.get_xscale() == "log"
-    assert "(tokens)" in ax.get_xlabel() and "(unitless)" in ax.get_ylabel() and ax.get_title()
+    assert "(tokens)" in ax.get_xlabel() and "gamma" in ax.get_ylabel() and "unitless" not in ax.get_ylabel()
+    assert ax.get_title()
 
 
 def test_turns_within_and_unseen_pairs():
@@ -122,3 +123,23 @@ def test_figures_registered():
     assert set(lc.FIGURES) == {"09-yarn-ramp"}
     fig = lc.FIGURES["09-yarn-ramp"]()
     assert len(fig.axes) == 1
+
+
+def test_every_method_visible_and_directly_labelled():
+    demo = lc.turns_demo()
+    lines, labels, limit = demo.handles["lines"], demo.handles["labels"], demo.handles["limit"]
+    # PI lies on the limit: the limit is drawn wide and underneath, PI narrower on top
+    assert limit.get_zorder() < min(line.get_zorder() for line in lines.values())
+    assert limit.get_linewidth() > 2 * lines["pi"].get_linewidth()
+    # the three methods have different line styles, so overlapping stretches still show both
+    assert len({str(lc.METHOD_STYLE[m][2]) for m in lines}) == 3
+    assert len({str(line._dash_pattern) for line in lines.values()}) == 3  # what matplotlib draws
+    for factor in (2.0, 8.0, 32.0):
+        demo.controls["factor"].value = factor
+        for method, text in labels.items():
+            assert text.get_text() == lc.METHOD_STYLE[method][0].split(":")[0]
+            x, y = text.get_position()
+            on_line = lines[method].get_ydata()[int(x)]
+            # the label sits next to its own line, at the pair LABEL_PAIR gives
+            assert x == lc.LABEL_PAIR[method] and 1.7 < max(y / on_line, on_line / y) < 1.9
+    assert "white-space:nowrap" in demo.readout.value

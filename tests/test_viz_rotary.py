@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from literal import literal_rope as rotate_literal
 from matplotlib.figure import Figure
 
 from posenc_helpers.viz import new_figure
@@ -16,18 +17,21 @@ from posenc_helpers.viz.rotary import (
     FIGURES,
     draw_rope_pair,
     draw_score_curve,
+    make_rope_long_term_decay,
     pair_score,
+    plot_rope_decay,
+    rope_decay_bound,
     rope_demo,
     rope_readout,
+    rope_score_bound,
     update_rope_pair,
     update_score_curve,
 )
-from literal import literal_rope as rotate_literal
 
 
 def score_literal(q, k, m, n, base=10000.0) -> float:
     rq, rk = rotate_literal(q, m, base), rotate_literal(k, n, base)
-    return sum(a * b for a, b in zip(rq, rk))
+    return sum(a * b for a, b in zip(rq, rk, strict=True))
 
 
 def pair_score_literal(q, k, m, n, pair, base=10000.0) -> float:
@@ -94,7 +98,8 @@ def test_score_curve_is_the_literal_score_against_distance():
         assert math.isclose(y[i], score_literal(q, k, x[i], 0), abs_tol=1e-9)
     update_score_curve(h, q, k, m=40, n=33)
     np.testing.assert_allclose(h["marker"].get_xydata(), [[7, score_literal(q, k, 40, 33)]], atol=1e-9)
-    assert "(tokens)" in ax.get_xlabel() and "(unitless)" in ax.get_ylabel() and ax.get_title()
+    assert "(tokens)" in ax.get_xlabel() and ax.get_title()
+    assert ax.get_ylabel().startswith("score") and "unitless" not in ax.get_ylabel()
 
 
 def test_readout_gives_the_total_and_each_pair():
@@ -176,10 +181,90 @@ def test_demo_controls_say_what_they_mean():
 
 
 def test_registered_figure_and_demo():
-    assert set(FIGURES) == {"04-rope-pair-rotation"}
+    assert set(FIGURES) == {"04-rope-pair-rotation", "04-rope-long-term-decay"}
     fig = FIGURES["04-rope-pair-rotation"]()
     assert isinstance(fig, Figure)
     titles = [ax.get_title() for ax in fig.axes]
     # both panels give the seed's score cos 2 = −0.4161
     assert all(f"{math.cos(2):.4f}" in t for t in titles) and len(titles) == 2
     assert DEMOS == {"rope": rope_demo}
+
+
+# --- RoPE's long-term decay: RoFormer's bound, recomputed with plain loops ------------------------------
+
+
+def decay_bound_literal(delta, dim, base=10000.0) -> float:
+    """(1/(D/2)) Σ_{j=1}^{D/2} |S_j|, S_j = Σ_{i<j} (cos(Δω_i), sin(Δω_i)), one pair at a time."""
+    total, re, im = 0.0, 0.0, 0.0
+    for i in range(dim // 2):
+        w = base ** (-2 * i / dim)
+        re, im = re + math.cos(delta * w), im + math.sin(delta * w)
+        total += math.hypot(re, im)
+    return total / (dim // 2)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([2, 4, 8, 16, 64]), st.floats(0, 3000, allow_nan=False))
+def test_decay_bound_matches_the_literal_sums(dim, delta):
+    assert math.isclose(rope_decay_bound([delta], dim)[0], decay_bound_literal(delta, dim), rel_tol=1e-9, abs_tol=1e-9)
+
+
+def test_decay_bound_starts_at_the_mean_of_1_to_D_over_2():
+    # Δ = 0: every term is 1, |S_j| = j, and the mean of 1 … D/2 is (D/2 + 1)/2
+    for dim in (2, 4, 128):
+        assert rope_decay_bound([0], dim)[0] == (dim // 2 + 1) / 2
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(coords, min_size=8, max_size=8), st.lists(coords, min_size=8, max_size=8), st.integers(-2000, 2000))
+def test_every_rope_score_lies_under_its_bound(q, k, delta):
+    bound = rope_score_bound(q, k, [delta])[0]
+    assert abs(score_literal(q, k, delta, 0)) <= bound + 1e-9
+
+
+def score_bound_literal(q, k, delta, base=10000.0) -> float:
+    """max_i |h_{i+1} − h_i| (with h_{D/2} = 0) times Σ_j |S_j|, with h_i = q̃_i·conj(k̃_i), in plain loops."""
+    half = len(q) // 2
+    h = [complex(q[2 * i], q[2 * i + 1]) * complex(k[2 * i], k[2 * i + 1]).conjugate() for i in range(half)] + [0j]
+    step = max(abs(h[i + 1] - h[i]) for i in range(half))
+    return step * decay_bound_literal(delta, len(q), base) * half
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(coords, min_size=8, max_size=8), st.lists(coords, min_size=8, max_size=8), st.floats(-2000, 2000, allow_nan=False))
+def test_score_bound_matches_the_literal_formula(q, k, delta):
+    assert math.isclose(rope_score_bound(q, k, [delta])[0], score_bound_literal(q, k, delta), rel_tol=1e-9, abs_tol=1e-9)
+
+
+def test_score_bound_counts_the_step_to_h_d_over_2_equal_0():
+    # q = k = (1, 0, 1, 0, 1, 0, 1, 0): h = (1, 1, 1, 1), so the only nonzero step is the last, |0 − 1| = 1;
+    # at Δ = 0, |S_j| = j and the bound is 1 + 2 + 3 + 4 = 10, above the score 4
+    ones = [1.0, 0.0] * 4
+    assert rope_score_bound(ones, ones, [0])[0] == 10.0 and score_literal(ones, ones, 0, 0) == 4.0
+
+
+def test_the_bound_shrinks_on_average_with_distance():
+    bound = rope_decay_bound(np.arange(1600), 128)
+    means = [bound[a:b].mean() for a, b in [(0, 50), (50, 100), (100, 200), (200, 400), (400, 800), (800, 1600)]]
+    assert all(x > y for x, y in zip(means[:-1], means[1:], strict=True))
+
+
+def test_decay_functions_reject_bad_arguments():
+    with pytest.raises(ValueError, match="dim must be even"):
+        rope_decay_bound([0], 5)
+    with pytest.raises(ValueError, match="same even length"):
+        rope_score_bound([1, 0, 1], [1, 0, 1], [0])
+    with pytest.raises(ValueError, match="max_distance"):
+        plot_rope_decay(new_figure()[1], 4, max_distance=0)
+
+
+def test_decay_plot_and_figure():
+    fig, ax = new_figure()
+    h = plot_rope_decay(ax, 8, max_distance=20)
+    np.testing.assert_allclose(h["line"].get_ydata(), [decay_bound_literal(d, 8) for d in range(21)], rtol=1e-9)
+    assert "(tokens)" in ax.get_xlabel() and ax.get_ylabel() and ax.get_title()
+    fig = make_rope_long_term_decay()
+    left, right = fig.axes
+    assert left.lines[0].get_ydata()[0] == 32.5 and right.get_yscale() == "log"
+    score_line, bound_line = right.lines
+    assert np.all(score_line.get_ydata() <= bound_line.get_ydata())

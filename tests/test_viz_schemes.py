@@ -6,10 +6,13 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from literal import literal_alibi_slopes as literal_paper_slopes
+from literal import literal_rope
 
 from posenc_helpers.viz import FONT_SIZE, new_figure
 from posenc_helpers.viz import schemes as vs
-from literal import literal_alibi_slopes as literal_paper_slopes, literal_rope
 
 
 def literal_sinusoid_score(delta, dim, base=10000.0):
@@ -32,15 +35,15 @@ def test_rope_scores_match_a_literal_loop():
     rng = np.random.default_rng(5)
     q, k = rng.standard_normal(8), rng.standard_normal(8)
     got = vs.rope_scores(q, k, [0, 3, 250])
-    for g, d in zip(got, (0, 3, 250)):
-        want = sum(a * b for a, b in zip(literal_rope(q.tolist(), d), k.tolist()))
+    for g, d in zip(got, (0, 3, 250), strict=True):
+        want = sum(a * b for a, b in zip(literal_rope(q.tolist(), d), k.tolist(), strict=True))
         assert g == pytest.approx(want, abs=1e-10)
 
 
 def test_learned_scores_stop_at_the_last_row():
     table = vs.learned_table(10, 4, seed=3)
     got = vs.learned_scores(table, [0, 4, 9, 10, 50])
-    for g, d in zip(got[:3], (0, 4, 9)):
+    for g, d in zip(got[:3], (0, 4, 9), strict=True):
         assert g == pytest.approx(sum(table[d, i] * table[0, i] for i in range(4)))
     assert np.isnan(got[3:]).all()
 
@@ -82,7 +85,7 @@ def test_alibi_bias_heatmap_values_and_causal_mask():
     fig, axes = new_figure(1, 4, figsize=(12, 3))
     h = vs.plot_alibi_bias(axes, 6, 12, heads=(0, 7, 8, 11))
     slopes = literal_paper_slopes(12)
-    for image, head in zip(h["images"], (0, 7, 8, 11)):
+    for image, head in zip(h["images"], (0, 7, 8, 11), strict=True):
         data = image.get_array()
         for i in range(6):
             for j in range(6):
@@ -90,6 +93,20 @@ def test_alibi_bias_heatmap_values_and_causal_mask():
                     assert data.mask[i, j], "future keys are masked"
                 else:
                     assert data[i, j] == pytest.approx(-slopes[head] * (i - j))
+
+
+def test_alibi_bias_panels_each_span_their_own_range():
+    # one scale per head: from the head's own far corner −m·(seq_len − 1) up to 0, each with a labelled colorbar
+    fig, axes = new_figure(2, 2)
+    h = vs.plot_alibi_bias(axes, 12, 12, heads=(0, 7, 8, 11))
+    slopes = literal_paper_slopes(12)
+    for image, colorbar, head in zip(h["images"], h["colorbars"], (0, 7, 8, 11), strict=True):
+        assert image.get_clim() == pytest.approx((-slopes[head] * 11, 0.0))
+        assert colorbar.ax.get_ylabel() == "bias −m·|i − j|"
+    # the gentlest head still uses the whole colour range: its corner is the darkest colour, the diagonal the lightest
+    gentle = h["images"][1]
+    assert gentle.norm(gentle.get_array()[11, 0]) == pytest.approx(0.0)
+    assert gentle.norm(gentle.get_array()[5, 5]) == pytest.approx(1.0)
 
 
 def test_alibi_bias_rejects_a_missing_head():
@@ -119,7 +136,54 @@ def test_learned_table_plot_uses_a_symmetric_diverging_map():
     limit = max(abs(value) for row in table.tolist() for value in row)
     assert h["image"].get_cmap().name == "RdBu_r"
     assert h["image"].get_clim() == pytest.approx((-limit, limit))
-    assert h["colorbar"].ax.get_ylabel() == "E[pos, i] (unitless)"
+    assert h["colorbar"].ax.get_ylabel() == "E[pos, i]"
+    assert "untrained (random initialisation)" in ax.get_title()
+
+
+def literal_mass_beyond(train_len, row_len, slope, content=None):
+    # Σ_{Δ ≥ L} e^{c_Δ − mΔ} / Σ_Δ e^{c_Δ − mΔ}, one term at a time
+    content = [0.0] * row_len if content is None else list(content)
+    terms = [math.exp(content[d] - slope * d) for d in range(row_len)]
+    return sum(terms[train_len:]) / sum(terms)
+
+
+def test_alibi_mass_beyond_matches_a_literal_sum():
+    slopes = literal_paper_slopes(8)
+    got = vs.alibi_mass_beyond(512, 2048, 8)
+    np.testing.assert_allclose(got, [literal_mass_beyond(512, 2048, m) for m in slopes], rtol=1e-9, atol=1e-300)
+    content = np.random.default_rng(0).normal(size=40)
+    got = vs.alibi_mass_beyond(10, 40, 4, content)
+    np.testing.assert_allclose(got, [literal_mass_beyond(10, 40, m, content) for m in literal_paper_slopes(4)],
+                               rtol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 300), st.integers(1, 300), st.integers(1, 16))
+def test_alibi_mass_beyond_is_a_share_and_below_the_no_bias_share(train_len, row_len, n_heads):
+    mass = vs.alibi_mass_beyond(train_len, row_len, n_heads)
+    assert mass.shape == (n_heads,)
+    assert np.all(mass >= 0) and np.all(mass <= 1)
+    # a bias that falls with distance can only move weight towards the query: below the uniform share
+    assert np.all(mass <= max(row_len - train_len, 0) / row_len + 1e-12)
+    if row_len <= train_len:
+        assert np.all(mass == 0)
+
+
+def test_alibi_mass_beyond_rejects_bad_input():
+    with pytest.raises(ValueError, match="content must have shape \\(4,\\)"):
+        vs.alibi_mass_beyond(2, 4, 1, content=[0.0, 1.0])
+    with pytest.raises((ValueError, TypeError), match="row_len"):
+        vs.alibi_mass_beyond(2, 0)
+
+
+def test_mass_figure_draws_the_no_bias_share_and_the_heads():
+    fig, ax = new_figure()
+    h = vs.plot_alibi_mass_beyond(ax, 512, 2048, heads=(5, 6, 7))
+    rows = h["rows"]
+    np.testing.assert_allclose(h["uniform"].get_ydata(), [(t - 512) / t for t in rows])
+    np.testing.assert_allclose(h["alibi"][2].get_ydata()[-1], literal_mass_beyond(512, 2048, 1 / 256), rtol=1e-9)
+    with pytest.raises(ValueError, match="max_len must exceed train_len=512, got 512"):
+        vs.plot_alibi_mass_beyond(ax, 512, 512)
 
 
 # --- the distance demo -------------------------------------------------------------------------------
@@ -134,7 +198,7 @@ def test_distance_demo_moves_every_marker_to_the_right_value():
         demo.set_values(distance=distance, train_len=train_len)
         dots = demo.handles["dots"]
         assert dots["sinusoid"].get_ydata()[0] == pytest.approx(literal_sinusoid_score(distance, vs.DIM), abs=1e-9)
-        rope_want = sum(a * b for a, b in zip(literal_rope(q.tolist(), distance), k.tolist()))
+        rope_want = sum(a * b for a, b in zip(literal_rope(q.tolist(), distance), k.tolist(), strict=True))
         assert dots["rope"].get_ydata()[0] == pytest.approx(rope_want, abs=1e-10)
         for j, m in enumerate(slopes):
             assert dots[f"alibi{j}"].get_ydata()[0] == pytest.approx(-m * distance)
@@ -178,5 +242,5 @@ def test_every_axis_is_labelled_and_titled():
 
 
 def test_registries():
-    assert set(vs.FIGURES) == {"08-alibi-bias", "08-score-vs-distance"}
+    assert set(vs.FIGURES) == {"08-alibi-bias", "08-alibi-mass-beyond", "08-score-vs-distance"}
     assert set(vs.DEMOS) == {"distance"}

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from literal import literal_pe
 from matplotlib.figure import Figure
 
 from posenc_helpers.viz import new_figure, trace
-from literal import literal_pe
 
 
 def literal_mistake(pos, dim, base=10000.0):

@@ -183,8 +183,8 @@ def plot_clock_faces(axes, pos, dim, base=10000.0, animated: bool = False) -> li
         # θ_k = pos · ω_k
         angle = pos * omega[k]
         faces.append(draw_clock_face(ax, angle, _face_title(k, omega[k], angle, False), animated=animated))
-        ax.set_xlabel(r"$\cos\theta_k$ (unitless)")
-        ax.set_ylabel(r"$\sin\theta_k$ (unitless)" if k == 0 else "")
+        ax.set_xlabel(r"$\cos\theta_k$")
+        ax.set_ylabel(r"$\sin\theta_k$" if k == 0 else "")
     return faces
 
 
@@ -213,7 +213,7 @@ def plot_pe_heatmap(ax, n_positions, dim, base=10000.0) -> dict:
         interpolation="nearest",
         extent=(-0.5, dim - 0.5, n_positions - 0.5, -0.5),
     )
-    colorbar = ax.figure.colorbar(image, ax=ax, label="PE(pos, i) (unitless)")
+    colorbar = ax.figure.colorbar(image, ax=ax, label="PE(pos, i)")
     ax.set_xlabel("dimension index i")
     ax.set_ylabel("position pos (tokens)")
     ax.set_title(f"PE over {n_positions} positions, D = {dim}")
@@ -248,7 +248,7 @@ def plot_dimension_waves(axes, dims, dim, base=10000.0, max_pos: int = 50) -> di
     fine = np.linspace(0.0, max_pos, 40 * max_pos + 1)
     whole = np.arange(max_pos + 1, dtype=np.float64)
     curves, dots = [], []
-    for n, (ax, i) in enumerate(zip(axes, dims)):
+    for n, (ax, i) in enumerate(zip(axes, dims, strict=True)):
         k = i // 2
         func = np.sin if i % 2 == 0 else np.cos
         name = "sin" if i % 2 == 0 else "cos"
@@ -258,7 +258,7 @@ def plot_dimension_waves(axes, dims, dim, base=10000.0, max_pos: int = 50) -> di
         (dot,) = ax.plot(whole, func(whole * omega[k]), "o", color=color, markersize=4)
         ax.set_ylim(-1.2, 1.2)
         ax.set_xlim(0, max_pos)
-        ax.set_ylabel("value (unitless)")
+        ax.set_ylabel("value")
         ax.set_title(
             rf"$i = {i}$: $\{name}(\mathrm{{pos}}\cdot\omega_{{{k}}})$,  $\omega_{{{k}}} = {_fmt(omega[k])}$,"
             rf"  $\lambda_{{{k}}} = {2 * np.pi / omega[k]:.1f}$",
@@ -313,7 +313,7 @@ def plot_unit_circle_walk(ax, positions=WALK_POSITIONS, omega: float = 1.0) -> d
     for name, (qx, qy) in {"I": (0.3, 0.3), "II": (-0.3, 0.3), "III": (-0.3, -0.3), "IV": (0.3, -0.3)}.items():
         ax.text(qx, qy, name, ha="center", va="center", color="0.5", fontsize=14)
     labels = []
-    for p, xi, yi in zip(positions, x, y):
+    for p, xi, yi in zip(positions, x, y, strict=True):
         # put each label just outside the circle, in the direction of its point
         # name each value: the point is (x, y) = (cos θ, sin θ), so an unnamed "(sin, cos)" pair reads backwards
         text = f"pos {p:g}\nsin = {yi:+.3f}\ncos = {xi:+.3f}".replace("-", "−")
@@ -323,8 +323,8 @@ def plot_unit_circle_walk(ax, positions=WALK_POSITIONS, omega: float = 1.0) -> d
     ax.set_xlim(-2.1, 2.1)
     ax.set_ylim(-1.7, 1.7)
     ax.set_aspect("equal")
-    ax.set_xlabel("cos θ (unitless)")
-    ax.set_ylabel("sin θ (unitless)")
+    ax.set_xlabel("cos θ")
+    ax.set_ylabel("sin θ")
     ax.set_title(f"One pair's walk: the point (cos θ, sin θ), θ = pos·ω, ω = {_fmt(omega)}")
     ax.legend(loc="lower left", fontsize=11)
     return {"points": points, "start": start, "labels": labels, "path": path}
@@ -379,11 +379,11 @@ def make_clock_figure(n_faces: int = N_FACES):
         if n < ncols:
             ax.set_xticks([])
         else:
-            ax.set_xlabel(r"$\cos\theta_k$ (unitless)")
+            ax.set_xlabel(r"$\cos\theta_k$")
         if n % ncols:
             ax.set_yticks([])
         else:
-            ax.set_ylabel(r"$\sin\theta_k$ (unitless)")
+            ax.set_ylabel(r"$\sin\theta_k$")
         faces.append(face)
     for ax in axes[n_faces:]:
         ax.set_visible(False)

@@ -153,7 +153,7 @@ def plot_layout_heatmaps(axes, n_positions: int = 64, dim: int = 32) -> dict:
     values = [paper, interleaved_to_half_split(paper), sinusoidal_concat(pos, dim)]
     titles = ["paper: sin, cos interleaved", "P · paper: [sin | cos] layout", "tensor2tensor: [sin | cos],\nslowest ω = 1e-4"]
     images = []
-    for ax, data, title in zip(np.ravel(axes), values, titles):
+    for ax, data, title in zip(np.ravel(axes), values, titles, strict=True):
         image = ax.imshow(data, cmap=DIVERGING_CMAP, vmin=-1.0, vmax=1.0, aspect="auto", interpolation="nearest",
                           extent=(-0.5, dim - 0.5, n_positions - 0.5, -0.5))
         ax.set_title(title)
@@ -161,7 +161,7 @@ def plot_layout_heatmaps(axes, n_positions: int = 64, dim: int = 32) -> dict:
         images.append(image)
     np.ravel(axes)[0].set_ylabel("position pos (tokens)")
     axes_list = list(np.ravel(axes))
-    axes_list[0].figure.colorbar(images[-1], ax=axes_list, label="PE value (unitless)", shrink=0.9)
+    axes_list[0].figure.colorbar(images[-1], ax=axes_list, label="PE value", shrink=0.9)
     return {"images": images, "values": values}
 
 
@@ -189,7 +189,7 @@ def plot_layout_bars(ax, values, pair_of_slot, title: str = "", animated: bool =
     ax.set_xticks(range(len(values)))
     ax.set_ylim(-1.15, 1.15)
     ax.set_xlabel("element index i")
-    ax.set_ylabel("value (unitless)")
+    ax.set_ylabel("value")
     title_text = ax.set_title(title)
     title_text.set_animated(animated)
     return {"bars": list(bars), "title": title_text}
@@ -224,8 +224,8 @@ def plot_pair_arrows(ax, pairs, animated: bool = False) -> dict:
     ax.set_xlim(-1.2, 1.2)
     ax.set_ylim(-1.2, 1.2)
     ax.set_aspect("equal")
-    ax.set_xlabel("first of pair, a (unitless)")
-    ax.set_ylabel("second of pair, b (unitless)")
+    ax.set_xlabel("first of pair, a")
+    ax.set_ylabel("second of pair, b")
     ax.set_title("The pairs: same in both layouts")
     return {"hands": hands, "tips": tips}
 
@@ -309,9 +309,9 @@ def update_layouts(handles, pos, base=10000.0) -> str:
     half = dim // 2
     left = rope(x, pos, base)
     middle = rope_half_split(interleaved_to_half_split(x), pos, base)
-    for bar, value in zip(handles["interleaved"]["bars"], left):
+    for bar, value in zip(handles["interleaved"]["bars"], left, strict=True):
         bar.set_height(value)
-    for bar, value in zip(handles["half_split"]["bars"], middle):
+    for bar, value in zip(handles["half_split"]["bars"], middle, strict=True):
         bar.set_height(value)
     rows = []
     omega = v.base_value(base) ** (-2.0 * np.arange(half) / dim)

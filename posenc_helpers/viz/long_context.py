@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_BASE",
     "DEFAULT_LENGTH",
     "METHOD_STYLE",
+    "LABEL_PAIR",
     "turns_within",
     "unseen_pairs",
     "plot_yarn_ramp",
@@ -42,12 +43,16 @@ DEFAULT_DIM = 128
 DEFAULT_BASE = 10000.0
 DEFAULT_LENGTH = 4096
 
-#: Label, colour and line style per method (colorblind-safe Okabe–Ito colours).
+#: Label, colour, line style, line width and direct-label pair per method (colorblind-safe Okabe–Ito colours).
+#: The styles differ so that lines lying on top of each other stay visible: PI is solid, NTK dashed,
+#: YaRN dotted; where NTK and YaRN coincide with the original (fast pairs) the dashes show both.
 METHOD_STYLE = {
-    "pi": ("PI: ω/s", OKABE_ITO[0], "-"),
-    "ntk": ("NTK-aware", OKABE_ITO[1], "-"),
-    "yarn": ("YaRN", OKABE_ITO[2], "-"),
+    "pi": ("PI: ω/s", OKABE_ITO[0], "-", 2.6),
+    "ntk": ("NTK-aware", OKABE_ITO[1], (0, (6, 3)), 2.4),
+    "yarn": ("YaRN", OKABE_ITO[2], (0, (1.5, 2)), 3.0),
 }
+#: Pair index at which each method's direct label sits (where the three lines are apart for 2 ≤ s ≤ 32).
+LABEL_PAIR = {"pi": 8, "ntk": 38, "yarn": 27}
 
 
 def turns_within(omega, length) -> np.ndarray:
@@ -127,7 +132,7 @@ def plot_yarn_ramp(
     ax.set_xscale("log")
     ax.set_ylim(-0.05, 1.1)
     ax.set_xlabel(r"wavelength $\lambda_k = 2\pi/\omega_k$ (tokens)")
-    ax.set_ylabel(r"blend $\gamma_k$ (unitless)")
+    ax.set_ylabel(r"blend $\gamma_k$")
     ax.set_title(rf"YaRN ramp: $\gamma = 1$ keeps $\omega_k$, $\gamma = 0$ uses $\omega_k/s$ (D = {dim}, L = {length})")
     ax.legend(loc="lower left")
     return {
@@ -162,18 +167,27 @@ def plot_turns(ax, dim=DEFAULT_DIM, base=DEFAULT_BASE, original_max_position=DEF
     omega = frequencies(dim, base)
     k = np.arange(omega.size)
     original = turns_within(omega, length)
-    ax.plot(k, original, "--", color="black", linewidth=1.8, label="original ω")
+    ax.plot(k, original, "-", color="black", linewidth=1.2, label="original ω")
+    ax.text(2, original[2] * 1.6, "original", ha="left", va="bottom", color="black")
     ax.axhline(1.0, color="0.5", linewidth=1.0)
     slow = np.flatnonzero(original < 1.0)
     if slow.size:
         ax.axvspan(slow[0] - 0.5, k[-1] + 0.5, color="0.9", zorder=0, label="< 1 turn in training")
-    # drawn above the method lines: PI sits exactly on it
+    # the limit is a wide pale band under the method lines: PI runs along its middle and stays visible
     (limit,) = ax.plot(
-        k, original, ":", color="black", linewidth=2.2, animated=True, zorder=3, label="original ÷ s"
+        k, original, "-", color="0.7", linewidth=9, alpha=0.6, animated=True, zorder=1,
+        solid_capstyle="butt", label="limit: original ÷ s",
     )
-    lines = {}
-    for method, (label, color, dash) in METHOD_STYLE.items():
-        (lines[method],) = ax.plot(k, original, dash, color=color, label=label, animated=True)
+    lines, labels = {}, {}
+    for z, (method, (label, color, dash, width)) in enumerate(METHOD_STYLE.items()):
+        (lines[method],) = ax.plot(
+            k, original, linestyle=dash, color=color, linewidth=width, label=label, animated=True, zorder=3 + z
+        )
+        # direct label, moved with the line by update_turns
+        labels[method] = ax.text(
+            LABEL_PAIR[method], original[LABEL_PAIR[method]], label.split(":")[0], color=color,
+            fontweight="bold", ha="center", va="top" if method != "ntk" else "bottom", animated=True, zorder=7,
+        )
     ax.set_yscale("log")
     ax.set_xlim(-0.5, k[-1] + 0.5)
     ax.set_ylim(1e-4, 3e3)
@@ -183,6 +197,7 @@ def plot_turns(ax, dim=DEFAULT_DIM, base=DEFAULT_BASE, original_max_position=DEF
     ax.legend(loc="lower left", ncols=2)
     return {
         "lines": lines,
+        "labels": labels,
         "limit": limit,
         "omega": omega,
         "dim": int(dim),
@@ -211,7 +226,13 @@ def update_turns(handles, factor) -> str:
         scaled = scaled_frequencies(
             handles["dim"], handles["base"], method, factor, original_max_position=length
         )
-        line.set_ydata(turns_within(scaled, length))
+        turns = turns_within(scaled, length)
+        line.set_ydata(turns)
+        if "labels" in handles:
+            where = LABEL_PAIR[method]
+            # below the line (above it for NTK), a little off so the text never sits on a line
+            nudge = 1.8 if method == "ntk" else 1 / 1.8
+            handles["labels"][method].set_position((where, turns[where] * nudge))
         rows.append((METHOD_STYLE[method][0], turns_within(scaled[:1], length)[0],
                      unseen_pairs(omega, scaled, factor, length).size))
     head = (
@@ -223,7 +244,8 @@ def update_turns(handles, factor) -> str:
     )
     return (
         f"<p>s = {factor:g}: the model now reads s·L = {factor * length:,.0f} tokens</p>"
-        f"<table style='font-family:monospace'>{head}{body}</table>"
+        # nowrap (inherited by every cell): no cell breaks over two lines at projector width
+        f"<table style='font-family:monospace; white-space:nowrap'>{head}{body}</table>"
     )
 
 

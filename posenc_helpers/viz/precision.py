@@ -20,7 +20,9 @@ from . import OKABE_ITO, new_figure
 __all__ = [
     "DTYPE_STYLE",
     "cos_error_curve",
+    "COS_ERROR_PAIRS",
     "plot_cos_error",
+    "make_cos_error_figure",
     "make_cos_error",
     "score_drift",
     "plot_score_drift",
@@ -66,7 +68,7 @@ def cos_error_curve(dtype, omega=1.0, max_pos=1e8, n_bins=64, per_bin=256, seed=
     rng = np.random.default_rng(seed)
     edges = np.geomspace(1.0, max_pos, n_bins + 1)
     centres, errors = [], []
-    for lo, hi in zip(edges[:-1], edges[1:]):
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
         ints = np.arange(np.ceil(lo), np.floor(hi) + 1)
         if ints.size == 0:
             continue
@@ -84,17 +86,28 @@ def cos_error_curve(dtype, omega=1.0, max_pos=1e8, n_bins=64, per_bin=256, seed=
     return np.array(centres), np.array(errors)
 
 
-def plot_cos_error(ax, dtypes=("float32", "float16", "bfloat16"), max_pos=1e8) -> dict:
-    """Error of cos θ against position for pair 0 (ω = 1, so θ = pos), one line per format.
+#: The pairs of the cos-error figure (D = 128): pair 0 (ω = 1, exact in every format), pair 1
+#: (ω₁ = 10000^(−1/64) ≈ 0.866, rounded in every format) and the slowest pair, 63.
+COS_ERROR_PAIRS = (0, 1, 63)
+COS_ERROR_DIM = 128
+
+
+def plot_cos_error(ax, dtypes=("float32", "float16", "bfloat16"), max_pos=1e8, pair=0, dim=COS_ERROR_DIM) -> dict:
+    """Error of cos θ against position for pair ``pair`` (θ = pos·ω_k, ω_k = 10000^(−2k/D)), one line per format.
 
     Log–log axes; errors of exactly 0 sit on the floor 10⁻⁹. A dotted line
     marks an error of 1: beyond it the cosine could be anything.
-    Returns ``{"lines": {dtype: Line2D}}``. Taught in notebooks/10-precision.ipynb.
+    Returns ``{"lines": {dtype: Line2D}, "omega": ω_k}``. Taught in notebooks/10-precision.ipynb.
     """
+    omega_all = frequencies(dim)
+    if not v._is_int(pair) or not 0 <= int(pair) < omega_all.size:
+        raise ValueError(f"pair must be an integer from 0 to {omega_all.size - 1} (D = {dim}), got {pair!r}")
+    pair = int(pair)
+    omega = float(omega_all[pair])
     lines = {}
     for name in dtypes:
         color, marker = DTYPE_STYLE[name]
-        centres, errors = cos_error_curve(name, 1.0, max_pos)
+        centres, errors = cos_error_curve(name, omega, max_pos)
         (lines[name],) = ax.plot(
             centres, np.maximum(errors, ERROR_FLOOR), marker=marker, markersize=4, color=color, label=name
         )
@@ -103,16 +116,30 @@ def plot_cos_error(ax, dtypes=("float32", "float16", "bfloat16"), max_pos=1e8) -
     ax.set_yscale("log")
     ax.set_ylim(ERROR_FLOOR / 2, 20)
     ax.set_xlabel("position pos (tokens)")
-    ax.set_ylabel("largest |error of cos θ| (unitless)")
-    ax.set_title("cos(pos·ω) with ω = 1, computed and stored in each format")
-    ax.legend(loc="center right")
-    return {"lines": lines}
+    ax.set_ylabel("largest |error of cos θ|")
+    exact = "exact" if pair == 0 else "rounded"
+    ax.set_title(f"pair {pair}: ω = {omega:.3g} ({exact})")
+    return {"lines": lines, "omega": omega}
+
+
+def make_cos_error_figure(pairs=COS_ERROR_PAIRS, max_pos=1e8):
+    """One panel per pair, sharing the error axis: ``(fig, {pair: handles})``."""
+    fig, axes = new_figure(1, len(pairs), figsize=(4.2 * len(pairs), 5.0), sharey=True)
+    axes = np.atleast_1d(axes)
+    handles = {}
+    for ax, pair in zip(axes, pairs):
+        handles[pair] = plot_cos_error(ax, max_pos=max_pos, pair=pair)
+        if ax is not axes[0]:
+            ax.set_ylabel("")
+    # one legend under the panels, where it covers no curve
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=4)
+    fig.suptitle(f"cos(pos·ω_k), angle and cosine computed in each format (D = {COS_ERROR_DIM})")
+    return fig, handles
 
 
 def make_cos_error():
-    """The figure ``figures/10-cos-error.png``."""
-    fig, ax = new_figure(figsize=(9.0, 4.5))
-    plot_cos_error(ax)
+    """The figure ``figures/10-cos-error.png``: pairs 0, 1 and 63 of D = 128."""
+    fig, _ = make_cos_error_figure()
     return fig
 
 
@@ -155,7 +182,7 @@ def plot_score_drift(ax, dim=128, offset=4, max_pos=32768, step=7, seed=0) -> di
     }
     lines["exact"] = ax.axhline(data["exact"], color="black", linestyle="--", linewidth=1.5, label="exact (float64)")
     ax.set_xlabel("query position m (tokens)")
-    ax.set_ylabel(f"RoPE score rope(q, m)·rope(k, m − {offset}) (unitless)")
+    ax.set_ylabel(f"RoPE score rope(q, m)·rope(k, m − {offset})")
     ax.set_title(f"RoPE score of a query and a key {offset} tokens apart (D = {dim})")
     ax.legend(loc="lower left", markerscale=4, framealpha=0.95)
     return {"lines": lines, "data": data, "positions": m, "q": q, "k": k}
@@ -193,8 +220,8 @@ def make_precision_figure(dim: int = DEMO_DIM):
     clock.set_aspect("equal")
     clock.set_xticks([-1, 0, 1])
     clock.set_yticks([-1, 0, 1])
-    clock.set_xlabel("cos θ₀ (unitless)")
-    clock.set_ylabel("sin θ₀ (unitless)")
+    clock.set_xlabel("cos θ₀")
+    clock.set_ylabel("sin θ₀")
     clock.set_title("pair 0: θ₀ = pos (rad)")
     clock.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2)
 
@@ -240,7 +267,8 @@ def update_precision(handles, pos, dtype) -> str:
         ("pairs off by more than 0.1 rad", f"{off} of {dim // 2}"),
     ]
     body = "".join(f"<tr><td>{name}</td><td>{value}</td></tr>" for name, value in rows)
-    return f"<table style='font-family:monospace'>{body}</table>"
+    # nowrap (inherited by every cell): no cell breaks over two lines at projector width
+    return f"<table style='font-family:monospace; white-space:nowrap'>{body}</table>"
 
 
 def precision_demo(pos: int = 257, dtype: str = "bfloat16"):

@@ -29,6 +29,10 @@ __all__ = [
     "rope_readout",
     "rope_demo",
     "make_rope_pair_rotation",
+    "rope_decay_bound",
+    "rope_score_bound",
+    "plot_rope_decay",
+    "make_rope_long_term_decay",
     "FIGURES",
     "DEMOS",
 ]
@@ -86,15 +90,15 @@ def draw_rope_pair(ax, q, k, m, n, pair=0, base=10000.0) -> dict:
     q, k, pair = _pair_vectors(q, k, pair)
     dim = q.shape[0]
     base = v.base_value(base)
-    # ω_k = base^(−2k/D), with D the length of the vectors being rotated
+    # ω_k = base^(−2k/D): the demo rotates every pair, so D = len(q)
     omega = base ** (-2.0 * pair / dim)
     reach = max(1.0, float(np.hypot(*q[2 * pair : 2 * pair + 2])), float(np.hypot(*k[2 * pair : 2 * pair + 2])))
     _circle_axes(ax, f"pair {pair}: ω$_{pair}$ = {omega:g} rad per position")
     lim = CIRCLE_LIM * reach
     ax.set_xlim(-lim, lim)
     ax.set_ylim(-lim, lim)
-    ax.set_xlabel(f"first element a = x[{2 * pair}] (unitless)")
-    ax.set_ylabel(f"second element b = x[{2 * pair + 1}] (unitless)")
+    ax.set_xlabel(f"first element a = x[{2 * pair}]")
+    ax.set_ylabel(f"second element b = x[{2 * pair + 1}]")
     for vec, colour in ((q, Q_COLOUR), (k, K_COLOUR)):
         a, b = vec[2 * pair : 2 * pair + 2]
         ax.plot([0.0, a], [0.0, b], "--", color=colour, linewidth=1.3, alpha=0.6, zorder=1)
@@ -156,7 +160,7 @@ def draw_score_curve(ax, q, k, base=10000.0, max_distance=60) -> dict:
     ax.axhline(0.0, color="0.85", linewidth=1.0, zorder=0)
     ax.set_xlim(-max_distance, max_distance)
     ax.set_xlabel("distance m − n (tokens)")
-    ax.set_ylabel("score rope(q,m)·rope(k,n) (unitless)")
+    ax.set_ylabel("score rope(q,m)·rope(k,n)")
     ax.set_title("the score is a function of m − n")
     return {"curve": curve, "marker": marker, "distances": distances, "base": float(base)}
 
@@ -252,14 +256,14 @@ def make_rope_pair_rotation():
     the angle between the arrows, and so the score cos 2 = −0.4161, is the same.
     """
     fig, axes = new_figure(1, 2, figsize=(9.0, 4.8))
-    for ax, (m, n) in zip(axes, [(5, 3), (9, 7)]):
+    for ax, (m, n) in zip(axes, [(5, 3), (9, 7)], strict=True):
         draw_rope_pair(ax, [1.0, 0.0], [1.0, 0.0], m, n)
         ax.set_xlim(-1.9, 1.9)
         ax.set_ylim(-1.5, 1.5)
         score = float(rope_score([1.0, 0.0], [1.0, 0.0], m, n))
         ax.set_title(f"(m, n) = ({m}, {n}): score = cos 2 = {score:.4f}")
-        ax.set_xlabel("first element a (unitless)")
-        ax.set_ylabel("second element b (unitless)")
+        ax.set_xlabel("first element a")
+        ax.set_ylabel("second element b")
         rq, rk = rope([1.0, 0.0], m), rope([1.0, 0.0], n)
         for (x, y), text, colour in ((rq, f"q at m = {m}", Q_COLOUR), (rk, f"k at n = {n}", K_COLOUR)):
             # the label sits just outside the arrow's tip, on the far side from the centre
@@ -269,5 +273,103 @@ def make_rope_pair_rotation():
     return fig
 
 
-FIGURES = {"04-rope-pair-rotation": make_rope_pair_rotation}
+# --- RoPE's long-term decay (RoFormer, section 3.4.3) ---------------------------------------------------
+
+
+def _partial_sums(distances, dim, base):
+    """S_j(Δ) = Σ_{i<j} e^{iΔω_i} for j = 1 … D/2, one row per distance Δ."""
+    dim = v.positive_int("dim", dim)
+    if dim % 2:
+        raise ValueError(f"dim must be even: the bound sums over the D/2 pairs of a head, got {dim}")
+    base = v.base_value(base)
+    distances = v.real_array("distances", distances).ravel()
+    omega = base ** (-2.0 * np.arange(dim // 2) / dim)
+    # S_j = Σ_{i=0}^{j−1} exp(i·Δ·ω_i)
+    return np.cumsum(np.exp(1j * distances[:, None] * omega[None, :]), axis=1)
+
+
+def rope_decay_bound(distances, dim, base=10000.0) -> np.ndarray:
+    """RoFormer's relative upper bound on a RoPE score at each distance Δ = m − n: (1/(D/2))·Σ_{j=1}^{D/2} |S_j|.
+
+    Write pair i of q and k as complex numbers, q̃_i = q_{2i} + i·q_{2i+1} (k̃_i
+    likewise), and h_i = q̃_i·conj(k̃_i). Then rope_score(q, k, m, n) =
+    Re Σ_i h_i·e^{iΔω_i}, and summation by parts (Abel) with S_j = Σ_{i<j} e^{iΔω_i}
+    and h_{D/2} = 0 gives |score| ≤ max_i |h_{i+1} − h_i| · Σ_j |S_j|. This
+    function returns the part that depends on the distance, averaged over the
+    pairs; RoFormer (Su et al., section 3.4.3, figure 2) plots it to show that
+    the bound shrinks, on average, as the distance grows. Taught in
+    notebooks/04-rope.ipynb.
+
+    >>> rope_decay_bound([0], 4)     # Δ = 0: |S_1| = 1, |S_2| = 2, mean (1 + 2)/2
+    array([1.5])
+    >>> rope_decay_bound([0], 128)   # mean of 1 … 64 = 65/2
+    array([32.5])
+    """
+    return np.abs(_partial_sums(distances, dim, base)).mean(axis=1)
+
+
+def rope_score_bound(q, k, distances, base=10000.0) -> np.ndarray:
+    """The full bound for given q and k: max_i |h_{i+1} − h_i| · Σ_j |S_j(Δ)|, with h_{D/2} = 0 (see :func:`rope_decay_bound`).
+
+    Every RoPE score of q at m and k at n = m − Δ lies within ± this bound.
+    Taught in notebooks/04-rope.ipynb.
+
+    >>> rope_score_bound([1, 0], [1, 0], [0, 3])   # h = (1), |h_1 − h_0| = 1, S_1 = e^{iΔ}: |S_1| = 1
+    array([1., 1.])
+    """
+    q = v.vector_array("q", q)
+    k = v.vector_array("k", k)
+    if q.ndim != 1 or q.shape != k.shape or q.shape[0] % 2:
+        raise ValueError(f"q and k must be 1-D vectors of the same even length, got shapes {q.shape} and {k.shape}")
+    # h_i = q̃_i · conj(k̃_i), then the steps h_{i+1} − h_i with h_{D/2} = 0
+    h = (q[0::2] + 1j * q[1::2]) * np.conj(k[0::2] + 1j * k[1::2])
+    step = np.abs(np.diff(np.append(h, 0.0))).max()
+    return step * np.abs(_partial_sums(distances, q.shape[0], base)).sum(axis=1)
+
+
+def plot_rope_decay(ax, dim=128, max_distance=1000, base=10000.0) -> dict:
+    """RoFormer's relative upper bound against the distance m − n, from 0 to ``max_distance``.
+
+    Returns {"line", "distances", "bound"}. Taught in notebooks/04-rope.ipynb.
+
+    >>> fig, ax = new_figure()
+    >>> h = plot_rope_decay(ax, dim=4, max_distance=10)
+    >>> float(h["bound"][0])                        # Δ = 0: (1 + 2)/2
+    1.5
+    """
+    max_distance = v.positive_int("max_distance", max_distance)
+    distances = np.arange(max_distance + 1, dtype=np.float64)
+    bound = rope_decay_bound(distances, dim, base)
+    (line,) = ax.plot(distances, bound, color=Q_COLOUR, linewidth=1.5)
+    ax.set_xlim(0, max_distance)
+    ax.set_ylim(0, None)
+    ax.set_xlabel("distance m − n (tokens)")
+    ax.set_ylabel(r"relative bound $\sum_j |S_j|\,/\,(D/2)$")
+    ax.set_title(f"RoPE's long-term decay, D = {dim}, base {base:,.0f}")
+    return {"line": line, "distances": distances, "bound": bound}
+
+
+def make_rope_long_term_decay():
+    """Figure 04-rope-long-term-decay: the relative bound for D = 128, and a seeded random q, k under their own bound.
+
+    Left: (1/(D/2))·Σ|S_j| against the distance, as in RoFormer's figure 2.
+    Right: |rope_score(q, k, Δ, 0)| for q, k drawn with seed 0, and the bound
+    max|h_{i+1} − h_i|·Σ|S_j| that it never crosses.
+    """
+    fig, (left, right) = new_figure(1, 2, figsize=(11.0, 4.4))
+    plot_rope_decay(left, 128, 1000)
+    q, k = np.random.default_rng(0).normal(size=(2, 128))
+    distances = np.arange(1001, dtype=np.float64)
+    right.plot(distances, np.abs(rope_score(q, k, distances, 0.0)), color="0.45", linewidth=1.0, label="|score|, random q, k")
+    right.plot(distances, rope_score_bound(q, k, distances), color=K_COLOUR, linewidth=2.0, label="bound for these q, k")
+    right.set_xlim(0, 1000)
+    right.set_yscale("log")
+    right.set_xlabel("distance m − n (tokens)")
+    right.set_ylabel("|score| and its bound (log scale)")
+    right.set_title("the bound shrinks; this score need not")
+    right.legend(loc="lower left")
+    return fig
+
+
+FIGURES = {"04-rope-pair-rotation": make_rope_pair_rotation, "04-rope-long-term-decay": make_rope_long_term_decay}
 DEMOS = {"rope": rope_demo}

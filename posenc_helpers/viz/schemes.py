@@ -5,8 +5,10 @@ Taught in notebooks/08-other-schemes.ipynb.
 The score-against-distance panels put a query at position Δ and a key at
 position 0 and plot what each scheme contributes to their attention score:
 
-* learned table: E[Δ]·E[0], with a seeded random table standing in for trained
-  weights; it has rows 0 … P − 1 only, so the curve stops at the training length;
+* learned table: E[Δ]·E[0] for an *untrained* table (a seeded random
+  initialisation, not trained weights; the trained counterpart is in
+  notebooks/13-trained-heads.ipynb); it has rows 0 … P − 1 only, so the curve
+  stops at the training length;
 * added sinusoids: PE(Δ)·PE(0) = Σ_k cos(ω_k Δ), which depends on Δ alone;
 * RoPE: rope(q, Δ)·rope(k, 0), for one fixed, seeded q and k;
 * ALiBi: the bias −m·Δ, a straight line for each head slope m.
@@ -33,12 +35,15 @@ __all__ = [
     "sinusoid_scores",
     "rope_scores",
     "learned_scores",
+    "alibi_mass_beyond",
     "plot_learned_table",
     "plot_alibi_slopes",
     "plot_alibi_bias",
+    "plot_alibi_mass_beyond",
     "plot_score_vs_distance",
     "update_score_vs_distance",
     "make_alibi_bias",
+    "make_alibi_mass_beyond",
     "make_score_vs_distance",
     "make_distance_figure",
     "update_distance",
@@ -71,8 +76,10 @@ def _styled(fn):
 
 
 def learned_table(n_positions, dim, seed: int = 0) -> np.ndarray:
-    """A seeded stand-in for a trained position table: shape (n_positions, dim), rows of norm ≈ 1.
+    """An untrained position table (random initialisation, seeded): shape (n_positions, dim), rows of norm ≈ 1.
 
+    This is what a learned table looks like *before* training, not a trained
+    one (the trained counterpart is in notebooks/13-trained-heads.ipynb).
     Entries are normal with standard deviation 1/√dim, so E[p]·E[p] ≈ 1 and
     E[p]·E[q] ≈ 0 for p ≠ q. Row p is the vector added at position p; there is
     no row n_positions. Taught in notebooks/08-other-schemes.ipynb.
@@ -158,6 +165,35 @@ def learned_scores(table, distances) -> np.ndarray:
     return out
 
 
+def alibi_mass_beyond(train_len, row_len, n_heads: int = ALIBI_N_HEADS, content=None) -> np.ndarray:
+    """Per head, the softmax weight ALiBi puts on keys at distances Δ ≥ ``train_len`` (never seen in training).
+
+    The query is the last of ``row_len`` tokens, so its causal row holds the
+    keys at distances Δ = 0 … row_len − 1. Its weights are
+    softmax(content_Δ − m_h·Δ); ``content`` (length row_len, indexed by Δ)
+    defaults to zeros, the "no content preference" case. Returns shape
+    (n_heads,). Taught in notebooks/08-other-schemes.ipynb.
+
+    >>> alibi_mass_beyond(2, 4, n_heads=1).round(4)   # m = 1/256: (e^{−2m} + e^{−3m}) / Σ_{Δ<4} e^{−mΔ}
+    array([0.498])
+    """
+    train_len = v.positive_int("train_len", train_len)
+    row_len = v.positive_int("row_len", row_len)
+    n = v.positive_int("n_heads", n_heads)
+    distance = np.arange(row_len, dtype=np.float64)
+    if content is None:
+        content = np.zeros(row_len)
+    content = v.real_array("content", content)
+    if content.shape != (row_len,):
+        raise ValueError(f"content must have shape ({row_len},) to match row_len, got shape {content.shape}")
+    slopes = alibi_slopes(n)[:, None]
+    # weight_h(Δ) = e^{c_Δ − m_h·Δ} / Σ_Δ' e^{c_Δ' − m_h·Δ'}, computed from the row maximum
+    logits = content[None, :] - slopes * distance[None, :]
+    weights = np.exp(logits - logits.max(axis=1, keepdims=True))
+    weights /= weights.sum(axis=1, keepdims=True)
+    return weights[:, train_len:].sum(axis=1)
+
+
 # --- static pictures -----------------------------------------------------------------------------
 
 
@@ -193,10 +229,10 @@ def plot_learned_table(ax, table, show_until=None) -> dict:
     (edge,) = ax.plot([n_positions - 0.5] * 2, [-0.5, dim - 0.5], color=OKABE_ITO[1], linewidth=3)
     ax.set_xlim(-0.5, show_until - 0.5)
     ax.set_ylim(dim - 0.5, -0.5)
-    colorbar = ax.figure.colorbar(image, ax=ax, label="E[pos, i] (unitless)")
+    colorbar = ax.figure.colorbar(image, ax=ax, label="E[pos, i]")
     ax.set_xlabel("position pos (tokens)")
     ax.set_ylabel("dimension index i")
-    ax.set_title(f"A learned position table: P = {n_positions} rows, D = {dim}")
+    ax.set_title(f"Position table, untrained (random initialisation): P = {n_positions}, D = {dim}")
     return {"image": image, "edge": edge, "missing": missing, "colorbar": colorbar}
 
 
@@ -232,9 +268,12 @@ def plot_alibi_slopes(ax, n_heads: int = 12) -> dict:
 def plot_alibi_bias(axes, seq_len: int = 12, n_heads: int = 12, heads=(0, 7, 8, 11), causal: bool = True) -> dict:
     """Heatmaps of the ALiBi bias −m_h·|i − j| for some heads, future keys (j > i) greyed out if ``causal``.
 
-    One colour scale (cividis) for all panels, so steep and gentle heads can be
-    compared. Returns ``{"images", "values"}``. Taught in
-    notebooks/08-other-schemes.ipynb.
+    Each panel has its own colour scale (cividis), from its own lowest value
+    to 0, and its own labelled colorbar: the slopes of 12 heads span a factor
+    2^7.5 ≈ 181, so one shared scale would paint the gentle heads a single
+    flat colour. The titles give m and the bias at the far corner, so the
+    steepness is still read off in numbers. Returns ``{"images", "values",
+    "colorbars"}``. Taught in notebooks/08-other-schemes.ipynb.
 
     >>> from posenc_helpers.viz import new_figure
     >>> fig, axes = new_figure(1, 2)
@@ -249,25 +288,77 @@ def plot_alibi_bias(axes, seq_len: int = 12, n_heads: int = 12, heads=(0, 7, 8, 
     for h in heads:
         if not 0 <= h < len(slopes):
             raise ValueError(f"heads must be in 0 … {len(slopes) - 1} for n_heads={n_heads}, got {h}")
-    lowest = float(bias[heads].min())
     future = np.triu(np.ones((seq_len, seq_len), dtype=bool), k=1)
     cmap = matplotlib.colormaps["cividis"].with_extremes(bad="0.85")
-    images, values = [], []
-    for ax, h in zip(axes, heads):
+    images, values, colorbars = [], [], []
+    for ax, h in zip(axes, heads, strict=False):  # more panels than heads: the extra ones are hidden below
         data = np.ma.masked_array(bias[h], mask=future if causal else np.zeros_like(future))
+        # this head's own range: −m·(seq_len − 1) … 0
+        lowest = float(bias[h].min())
         image = ax.imshow(data, cmap=cmap, vmin=lowest, vmax=0.0, interpolation="nearest")
-        ax.set_title(f"head {h}: m = 2^{np.log2(slopes[h]):g}")
+        ax.set_title(f"head {h}: m = 2^{np.log2(slopes[h]):g}\ncorner {lowest:.3g}")
         ax.set_xlabel("key position j (tokens)")
+        # every panel has its own colour scale, so each stands alone with both axes labelled
+        ax.set_ylabel("query position i (tokens)")
         ticks = range(0, seq_len, max(1, seq_len // 6))
         ax.set_xticks(ticks)
         ax.set_yticks(ticks)
         images.append(image)
         values.append(bias[h])
-    axes[0].set_ylabel("query position i (tokens)")
+        colorbars.append(ax.figure.colorbar(image, ax=ax, label="bias −m·|i − j|", shrink=0.8, pad=0.03))
     for ax in axes[len(heads):]:
         ax.set_visible(False)
-    axes[0].figure.colorbar(images[-1], ax=axes[: len(heads)], label="bias −m·|i − j| (unitless)", shrink=0.85)
-    return {"images": images, "values": values}
+    return {"images": images, "values": values, "colorbars": colorbars}
+
+
+@_styled
+def plot_alibi_mass_beyond(ax, train_len: int = 512, max_len: int = 4 * 512, heads=(5, 6, 7),
+                           n_heads: int = ALIBI_N_HEADS) -> dict:
+    """Softmax mass on distances Δ ≥ L against row length, for some ALiBi heads and for no position bias.
+
+    Zero content logits; a row of T keys (query at position T − 1). Without
+    a bias the mass beyond L is (T − L)/T; ALiBi's gentlest heads level off
+    near e^{−m·L}. Returns ``{"rows", "alibi", "uniform"}``.
+    Taught in notebooks/08-other-schemes.ipynb.
+
+    >>> from posenc_helpers.viz import new_figure
+    >>> fig, ax = new_figure()
+    >>> h = plot_alibi_mass_beyond(ax, 4, 8, heads=[0], n_heads=1)
+    >>> h["uniform"].get_ydata()[-1]          # 8 keys, 4 of them beyond L = 4
+    np.float64(0.5)
+    """
+    train_len = v.positive_int("train_len", train_len)
+    max_len = v.positive_int("max_len", max_len)
+    if max_len <= train_len:
+        raise ValueError(f"max_len must exceed train_len={train_len}, got {max_len}")
+    rows = np.unique(np.linspace(train_len, max_len, 64).astype(int))
+    slopes = alibi_slopes(n_heads)
+    mass = np.array([alibi_mass_beyond(train_len, t, n_heads) for t in rows])
+    (uniform,) = ax.plot(rows, (rows - train_len) / rows, color="black", linestyle="--", linewidth=2,
+                         label="no position bias: (T − L)/T")
+    lines = []
+    for j, h in enumerate(heads):
+        (line,) = ax.plot(rows, mass[:, h], color=OKABE_ITO[(3 + j) % len(OKABE_ITO)], linewidth=2.5,
+                          label=f"ALiBi head {h}: m = 1/{1 / slopes[h]:g}")
+        lines.append(line)
+    ax.set_xlim(train_len, max_len)
+    ax.set_ylim(0.0, 1.0)
+    ax.set_xlabel("keys in the row T (tokens)")
+    ax.set_ylabel("softmax mass on Δ ≥ L")
+    ax.set_title(f"Attention left on distances beyond L = {train_len}, zero content logits")
+    ax.legend(loc="upper left", fontsize=11)
+    return {"rows": rows, "alibi": lines, "uniform": uniform}
+
+
+@_styled
+def make_alibi_mass_beyond():
+    """The figure ``figures/08-alibi-mass-beyond.png``: mass beyond L = 512 for heads 5–7 of 8.
+
+    Taught in notebooks/08-other-schemes.ipynb.
+    """
+    fig, ax = new_figure(figsize=(9.0, 4.6))
+    plot_alibi_mass_beyond(ax)
+    return fig
 
 
 # --- score against distance (static figure and slider demo share this) ------------------------------
@@ -307,21 +398,20 @@ def plot_score_vs_distance(axes, train_len: int = 512, distance: int = 768, max_
     handles = {"axes": axes, "d": d, "curves": curves, "full_learned": full_learned, "q": q, "k": k,
                "slopes": slopes, "spans": [], "markers": [], "dots": {}}
     titles = {
-        "learned": "Learned table: E[Δ]·E[0]",
+        "learned": "Learned table, untrained (random init.): E[Δ]·E[0]",
         "sinusoid": f"Added sinusoids: PE(Δ)·PE(0), D = {DIM}",
         "rope": f"RoPE: rope(q, Δ)·rope(k, 0), D = {DIM}",
         "alibi": "ALiBi: bias −m·Δ",
     }
-    ylabels = {"learned": "score (unitless)", "sinusoid": "score (unitless)", "rope": "score (unitless)",
-               "alibi": "bias (unitless)"}
-    for n, (ax, name) in enumerate(zip(axes, ["learned", "sinusoid", "rope", "alibi"])):
+    ylabels = {"learned": "score", "sinusoid": "score", "rope": "score", "alibi": "bias −m·Δ"}
+    for n, (ax, name) in enumerate(zip(axes, ["learned", "sinusoid", "rope", "alibi"], strict=True)):
         span = ax.add_patch(Rectangle((train_len, 0.0), max_distance - train_len, 1.0,
                                       transform=ax.get_xaxis_transform(), facecolor=BEYOND_COLOR, alpha=BEYOND_ALPHA,
                                       edgecolor="none", zorder=0, animated=animated))
         marker = ax.axvline(distance, color="black", linestyle="--", linewidth=1.2, animated=animated)
         if name == "alibi":
             lines = []
-            for j, (h, m) in enumerate(zip(ALIBI_HEADS, slopes)):
+            for j, (h, m) in enumerate(zip(ALIBI_HEADS, slopes, strict=True)):
                 # bias = −m·Δ
                 (line,) = ax.plot(d, -m * d, color=OKABE_ITO[3 + j], label=f"head {h}: m = 1/{1 / m:g}")
                 lines.append(line)
@@ -329,7 +419,7 @@ def plot_score_vs_distance(axes, train_len: int = 512, distance: int = 768, max_
                                  markeredgecolor="black", animated=animated)
                 handles["dots"][f"alibi{j}"] = dot
             ax.set_ylim(-40.0, 3.0)
-            ax.legend(loc="lower left", fontsize=11)
+            ax.legend(loc="lower right", fontsize=11)  # the steep heads have left the panel there
         else:
             color = OKABE_ITO[n]
             (line,) = ax.plot(d, curves[name], color=color, linewidth=1.0, animated=animated and name == "learned")
@@ -390,14 +480,14 @@ def update_score_vs_distance(handles, train_len, distance) -> dict:
 
 @_styled
 def make_alibi_bias():
-    """The figure ``figures/08-alibi-bias.png``: causal ALiBi bias for heads 0, 7, 8 and 11 of 12.
+    """The figure ``figures/08-alibi-bias.png``: causal ALiBi bias for heads 0, 7, 8 and 11 of 12, 2 × 2.
 
     Taught in notebooks/08-other-schemes.ipynb.
     """
     # One shared query axis, labelled once on the left.
-    fig, axes = new_figure(1, 4, figsize=(14.0, 4.2), sharey=True)
+    fig, axes = new_figure(2, 2, figsize=(10.0, 8.4))
     plot_alibi_bias(axes, 12, 12, heads=(0, 7, 8, 11))
-    fig.suptitle("ALiBi bias for a 12-head model (grey: future keys, masked)")
+    fig.suptitle("ALiBi bias, 12-head model, one colour scale per head (grey: future keys, masked)")
     return fig
 
 
@@ -420,7 +510,8 @@ def make_distance_figure(train_len: int = 512, distance: int = 768):
 
     Returns ``(fig, handles)``. Taught in notebooks/08-other-schemes.ipynb.
     """
-    fig, axes = new_figure(2, 2, figsize=(11.0, 6.6), sharex=True)
+    # 11 × 5.4 in at 80 dpi: sliders, figure and readout fit one 1280 × 720 projector screen
+    fig, axes = new_figure(2, 2, figsize=(11.0, 5.4), sharex=True)
     handles = plot_score_vs_distance(axes, train_len, distance, animated=True)
     for ax in np.ravel(axes)[:2]:
         ax.set_xlabel("")
@@ -476,5 +567,6 @@ def distance_demo(distance: int = 768, train_len: int = 512):
     return SliderDemo(make_distance_figure, update_distance, controls, title="Score against distance")
 
 
-FIGURES = {"08-alibi-bias": make_alibi_bias, "08-score-vs-distance": make_score_vs_distance}
+FIGURES = {"08-alibi-bias": make_alibi_bias, "08-alibi-mass-beyond": make_alibi_mass_beyond,
+           "08-score-vs-distance": make_score_vs_distance}
 DEMOS = {"distance": distance_demo}

@@ -141,8 +141,8 @@ def draw_pair_shift(ax, k, pos, offset, dim=4, base=10000.0) -> dict:
     k = _pair_index(k, dim)
     omega = frequencies(dim, base)[k]
     _circle_axes(ax, "")
-    ax.set_xlabel(f"cos(ω$_{k}$·pos) = element {2 * k + 1} (unitless)")
-    ax.set_ylabel(f"sin(ω$_{k}$·pos) = element {2 * k} (unitless)")
+    ax.set_xlabel(f"cos(ω$_{k}$·pos) = element {2 * k + 1}")
+    ax.set_ylabel(f"sin(ω$_{k}$·pos) = element {2 * k}")
     handles = {"k": k, "dim": int(dim), "base": float(base), "omega": float(omega)}
     (handles["arc"],) = ax.plot([], [], color=ARC_COLOUR, linewidth=3.0, animated=True, zorder=2, label="turn ω·offset")
     (handles["start"],) = ax.plot(
@@ -282,9 +282,9 @@ def draw_position_matrix(ax, values, positions, title, cbar_label, xlabel="key p
     Taught in notebooks/03-shift-matrix.ipynb and 04-rope.ipynb.
 
     >>> fig, ax = new_figure()
-    >>> h = draw_position_matrix(ax, np.eye(3), [0, 1, 2], "identity", "value (unitless)")
+    >>> h = draw_position_matrix(ax, np.eye(3), [0, 1, 2], "identity", "value")
     >>> h["colorbar"].ax.get_ylabel(), h["image"].get_clim()
-    ('value (unitless)', (-1.0, 1.0))
+    ('value', (-1.0, 1.0))
     """
     values = np.asarray(values, dtype=np.float64)
     positions = np.asarray(positions, dtype=np.float64)
@@ -315,7 +315,8 @@ def shift_readout(pos, offset, dim=4, base=10000.0) -> str:
         c, s = T[2 * k, 2 * k], T[2 * k, 2 * k + 1]
         rows.append(
             f"<tr><td>{k}</td><td>{w:g}</td><td>{w * offset:.4f}</td>"
-            f"<td>[[{c:.5f}, {s:.5f}], [{-s:.5f}, {c:.5f}]]</td>"
+            # the 2 × 2 block on two lines, one row of the matrix each (cells do not wrap on their own)
+            f"<td>[{c:.5f}, {s:.5f}]<br>[{-s:.5f}, {c:.5f}]</td>"
             f"<td>({moved[2 * k]:.4f}, {moved[2 * k + 1]:.4f})</td>"
             f"<td>({target[2 * k]:.4f}, {target[2 * k + 1]:.4f})</td></tr>"
         )
@@ -325,7 +326,7 @@ def shift_readout(pos, offset, dim=4, base=10000.0) -> str:
     )
     return (
         f"<b>pos = {pos:g}, offset = {offset:g}, D = {dim}</b>"
-        f"<table style='font-size:120%'>{head}{''.join(rows)}</table>"
+        f"<table>{head}{''.join(rows)}</table>"
     )
 
 
@@ -384,8 +385,8 @@ def make_shift_as_rotation():
     """
     fig, (left, right) = new_figure(1, 2, figsize=(10.0, 4.6))
     _circle_axes(left, "T₁ on pair 0: the same 1 rad turn from every pos")
-    left.set_xlabel("cos(pos) = element 1 (unitless)")
-    left.set_ylabel("sin(pos) = element 0 (unitless)")
+    left.set_xlabel("cos(pos) = element 1")
+    left.set_ylabel("sin(pos) = element 0")
     positions = np.arange(7)
     points = pair_point(positions, 0, 4)
     for p in positions[:-1]:
@@ -396,7 +397,7 @@ def make_shift_as_rotation():
     left.plot(points[:, 0], points[:, 1], "o", color=END_COLOUR, markersize=9, zorder=3)
     left.plot([1.0], [0.0], "o", markersize=14, markerfacecolor="none", markeredgecolor=START_COLOUR,
               markeredgewidth=2.5, zorder=4)
-    for p, (x, y) in zip(positions, points):
+    for p, (x, y) in zip(positions, points, strict=True):
         left.text(1.14 * x, 1.14 * y, f"{p}", ha="center", va="center")
     left.text(0.0, 0.0, "arcs: T₁\nlabels: pos", ha="center", va="center", color="0.25")
     draw_matrix(right, shift_matrix(1, 4), "T₁ for D = 4 (ω₀ = 1, ω₁ = 0.01)")

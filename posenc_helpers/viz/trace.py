@@ -186,7 +186,7 @@ def plot_pe_bars(ax, vector, max_dim: int | None = None, animated: bool = False)
     ax.set_ylim(-1.35, 1.35)
     ax.set_xticks(i)
     ax.set_xlabel("dimension index i")
-    ax.set_ylabel("PE(pos, i) (unitless)")
+    ax.set_ylabel("PE(pos, i)")
     ax.legend(
         handles=[
             Patch(color=SIN_COLOR, label="even i: sin"),
@@ -217,7 +217,7 @@ def set_pe_bars(handles: dict, vector) -> None:
     vector = np.asarray(vector, dtype=np.float64)
     # 4 decimals fit above a bar while there are at most 8 of them; the readout always has 4
     decimals = 4 if len(vector) <= 8 else 2
-    for n, (bar, label) in enumerate(zip(handles["bars"], handles["labels"])):
+    for n, (bar, label) in enumerate(zip(handles["bars"], handles["labels"], strict=True)):
         if n < len(vector):
             bar.set_height(vector[n])
             label.set_position((n, vector[n] + (0.04 if vector[n] >= 0 else -0.04)))
@@ -261,8 +261,8 @@ def plot_pair_points(ax, max_pairs: int, animated: bool = False) -> dict:
     ax.set_xlim(-1.5, 1.5)
     ax.set_ylim(-1.5, 1.5)
     ax.set_aspect("equal")
-    ax.set_xlabel(r"$\cos\theta_k$ (unitless)")
-    ax.set_ylabel(r"$\sin\theta_k$ (unitless)")
+    ax.set_xlabel(r"$\cos\theta_k$")
+    ax.set_ylabel(r"$\sin\theta_k$")
     ax.legend(
         handles=[
             Line2D([], [], marker="o", color=OKABE_ITO[4], markeredgecolor="black", linestyle="", label="start (1, 0)"),
@@ -338,7 +338,8 @@ def plot_exponent_mistake(ax, dim: int = 8, base=10000.0) -> dict:
     right = base ** (2.0 * (i // 2) / dim)
     wrong = base ** (2.0 * i / dim)
     (right_line,) = ax.plot(
-        i, right, "o-", color=OKABE_ITO[2], markersize=9, label=r"right: $\mathrm{base}^{2k/D}$ with $k = \lfloor i/2 \rfloor$", drawstyle="steps-mid"
+        i, right, "o-", color=OKABE_ITO[2], markersize=9, drawstyle="steps-mid",
+        label=r"right: $\mathrm{base}^{2k/D}$ with $k = \lfloor i/2 \rfloor$",
     )
     (wrong_line,) = ax.plot(i, wrong, "s--", color=OKABE_ITO[1], markersize=7, label=r"mistake: $\mathrm{base}^{2i/D}$")
     ax.set_yscale("log")

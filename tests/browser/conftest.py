@@ -21,9 +21,8 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 import posenc_browser as pb
+import pytest
 
 _REASON_KEY = pytest.StashKey[str]()
 _RECORDS: list[dict] = []

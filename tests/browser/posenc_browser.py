@@ -342,8 +342,8 @@ def start_lab(serve_dir: Path, home: Path) -> Server:
 
 
 def voila_command(notebook: Path, port: int, token: str) -> list[str]:
-    """Exactly what ``make present`` runs (posenc_helpers.present), on a given port and with a token."""
-    from posenc_helpers.present import voila_command
+    """Exactly what ``make present`` runs (tools.present), on a given port and with a token."""
+    from tools.present import voila_command
 
     return voila_command(notebook, port=port, token=token, python=sys.executable)
 
@@ -351,7 +351,9 @@ def voila_command(notebook: Path, port: int, token: str) -> list[str]:
 def start_voila(notebook: Path, home: Path) -> Server:
     """Voilà serving one notebook (code hidden), as ``make present`` does; waits until it answers."""
     port, token = free_port(), secrets.token_hex(16)
-    env = jupyter_env(home)
+    from tools.present import voila_env
+
+    env = voila_env(jupyter_env(home))
     command = voila_command(notebook, port, token) + [f"--Voila.connection_dir_root={env['JUPYTER_RUNTIME_DIR']}"]
     server = _spawn("Voila", command, env, notebook.parent, home / "voila.log", port, token)
     try:
@@ -585,7 +587,8 @@ _LAB_ERRORS = """
     for (const out of cell.outputs.toJSON()) {
       if (out.output_type === 'error') errors.push({cell: i, ename: out.ename, evalue: out.evalue});
     }
-    if (cell.executionCount === null && cell.sharedModel.getSource().trim()) errors.push({cell: i, ename: 'NotRun', evalue: 'cell was not executed'});
+    if (cell.executionCount === null && cell.sharedModel.getSource().trim())
+      errors.push({cell: i, ename: 'NotRun', evalue: 'cell was not executed'});
   }
   // After a failing cell, Run All stops: report the failure, not the cells it skipped.
   if (errors.some(e => e.ename !== 'NotRun')) errors.splice(0, errors.length, ...errors.filter(e => e.ename !== 'NotRun'));

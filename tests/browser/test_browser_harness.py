@@ -12,10 +12,9 @@ import subprocess
 import sys
 
 import nbformat
+import posenc_browser as pb
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-import posenc_browser as pb
 
 
 def write_notebook(path, *sources):

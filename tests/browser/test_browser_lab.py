@@ -10,9 +10,8 @@ from key press to new figure is recorded (see the end of the pytest output).
 
 from __future__ import annotations
 
-import pytest
-
 import posenc_browser as pb
+import pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

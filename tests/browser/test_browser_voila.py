@@ -10,9 +10,8 @@ import os
 import re
 from pathlib import Path
 
-import pytest
-
 import posenc_browser as pb
+import pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -1,7 +1,7 @@
 """Presentation mode: one notebook served by Voilà, code hidden, sliders live.
 
 ``make present NB=notebooks/01-clock-hands.ipynb`` runs
-``python -m posenc_helpers.present notebooks/01-clock-hands.ipynb``, which
+``python -m tools.present notebooks/01-clock-hands.ipynb``, which
 starts Voilà on 127.0.0.1 (port 8866, or ``--port``) and prints the address
 to open. The page shows the prose, the figures and the slider demos; the code
 cells' inputs are hidden. The browser tests (tests/browser/) start Voilà with
@@ -34,6 +34,9 @@ from pathlib import Path
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp"}
 
 DEFAULT_PORT = 8866
+
+#: The repository: the folder that holds ``tools/``.
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def resolve_image(src: str, root: str | os.PathLike, allowed: str | os.PathLike | None = None) -> Path | None:
@@ -101,7 +104,7 @@ def _make_renderer_class():
 
 
 def __getattr__(name):
-    # Built on first use, so importing posenc_helpers never imports Voilà.
+    # Built on first use, so importing tools.present never imports Voilà.
     if name == "NotebookRelativeImages":
         cls = _make_renderer_class()
         globals()[name] = cls
@@ -123,15 +126,29 @@ def voila_command(notebook: str | os.PathLike, port: int = DEFAULT_PORT, token: 
         "--Voila.ip=127.0.0.1",
         f"--port={port}",
         "--show_tracebacks=True",
-        "--VoilaExporter.markdown_renderer_class=posenc_helpers.present.NotebookRelativeImages",
+        "--VoilaExporter.markdown_renderer_class=tools.present.NotebookRelativeImages",
     ]
     if token:
         command.append(f"--token={token}")
     return command
 
 
+def voila_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this process's environment) with the repository on PYTHONPATH.
+
+    Voilà imports the renderer class by name, ``tools.present.NotebookRelativeImages``,
+    and ``tools`` is not installed: it is found from the repository folder.
+
+    >>> voila_env({"PYTHONPATH": "/x"})["PYTHONPATH"] == os.pathsep.join([str(ROOT), "/x"])
+    True
+    """
+    env = dict(os.environ if base is None else base)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in [str(ROOT), env.get("PYTHONPATH", "")] if p)
+    return env
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m posenc_helpers.present", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.present", description=__doc__.splitlines()[0])
     parser.add_argument("notebook", help="e.g. notebooks/01-clock-hands.ipynb")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
     parser.add_argument("--token", default=None, help="require this token in the URL (default: none, localhost only)")
@@ -142,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     query = f"?token={options.token}" if options.token else ""
     print(f"Presenting {notebook} at http://127.0.0.1:{options.port}/{query}  (Ctrl-C stops it)", flush=True)
     try:
-        return subprocess.call(voila_command(notebook, options.port, options.token))
+        return subprocess.call(voila_command(notebook, options.port, options.token), env=voila_env())
     except KeyboardInterrupt:
         return 0
 

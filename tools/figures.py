@@ -1,4 +1,4 @@
-"""The one figure generator: ``python -m posenc_helpers.figures [OUTDIR]``.
+"""The one figure generator: ``python -m tools.figures [OUTDIR]``.
 
 Every module in :mod:`posenc_helpers.viz` may define ``FIGURES``, a dict
 from a name such as ``"01-unit-circle-walk"`` (the notebook number first) to a
@@ -11,28 +11,18 @@ that is not seeded.
 from __future__ import annotations
 
 import argparse
-import importlib
-import pkgutil
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
-from . import viz
+from posenc_helpers import registry as _registry
+from posenc_helpers.style import style
 
 #: Where the committed figures live: <repo>/figures.
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "figures"
 
 
-def registry() -> dict[str, Callable]:
-    """Every figure maker in posenc_helpers.viz, by file name, in sorted order."""
-    makers: dict[str, Callable] = {}
-    for info in sorted(pkgutil.iter_modules(viz.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"{viz.__name__}.{info.name}")
-        for name, make in getattr(module, "FIGURES", {}).items():
-            if name in makers:
-                raise ValueError(f"figure name {name!r} is defined twice (again in {module.__name__})")
-            makers[name] = make
-    return dict(sorted(makers.items()))
+#: Every registered figure maker, by name (see posenc_helpers.registry).
+registry = _registry.figures
 
 
 def write_all(outdir: Path) -> list[Path]:
@@ -41,7 +31,7 @@ def write_all(outdir: Path) -> list[Path]:
     outdir.mkdir(parents=True, exist_ok=True)
     written = []
     for name, make in registry().items():
-        with viz.style():
+        with style():
             fig = make()
             path = outdir / f"{name}.png"
             fig.savefig(path, format="png", dpi=fig.dpi, metadata={"Software": None})
@@ -50,7 +40,7 @@ def write_all(outdir: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m posenc_helpers.figures", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.figures", description=__doc__.splitlines()[0])
     parser.add_argument("outdir", nargs="?", default=str(DEFAULT_DIR), help="where to write (default: figures/)")
     options = parser.parse_args(argv)
     for path in write_all(Path(options.outdir)):

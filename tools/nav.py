@@ -1,4 +1,4 @@
-"""Generated navigation: ``python -m posenc_helpers.nav [--check]`` (``make nav``).
+"""Generated navigation: ``python -m tools.nav [--check]`` (``make nav``).
 
 The order of the notebooks comes from their file names
 (``notebooks/NN-slug.ipynb``) and each title from the first ``#`` heading of
@@ -152,7 +152,7 @@ def planned_changes(root: Path = ROOT) -> dict[Path, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m posenc_helpers.nav", description="Write the navigation cells and README contents.")
+    parser = argparse.ArgumentParser(prog="python -m tools.nav", description="Write the navigation cells and README contents.")
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if anything is out of date")
     parser.add_argument("--root", default=str(ROOT), help=argparse.SUPPRESS)
     options = parser.parse_args(argv)

@@ -1,4 +1,4 @@
-"""Re-execute notebooks in place: ``python -m posenc_helpers.run_notebooks [PATH ...]``.
+"""Re-execute notebooks in place: ``python -m tools.run_notebooks [PATH ...]``.
 
 ``make notebooks`` runs it over every notebook, so stored outputs never go
 stale after a helper changes. Each notebook runs in a fresh kernel from the
@@ -61,7 +61,7 @@ def coalesce_streams(outputs: list) -> list:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m posenc_helpers.run_notebooks", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.run_notebooks", description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", help="notebooks to run (default: all under notebooks/)")
     options = parser.parse_args(argv)
     paths = [Path(p) for p in options.paths] or all_notebooks()

@@ -1,0 +1,188 @@
+"""posenc_helpers.configs: real configs read as Hugging Face reads them, checked against literal formulas."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+import pytest
+
+import literal_shipped as lit
+from posenc_helpers.configs import (
+    bundled_configs,
+    bundled_left_out,
+    bundled_sources,
+    config_summary,
+    describe_config,
+    frequencies_from_config,
+    rope_settings,
+)
+
+
+def test_default_and_partial_widths():
+    inv, att = frequencies_from_config({"hidden_size": 4096, "num_attention_heads": 32, "rope_theta": 500000.0})
+    np.testing.assert_allclose(inv, lit.inv_freq(128, 500000.0), rtol=1e-14)
+    assert att == 1.0
+    # GPT-NeoX: int(head_dim × rotary_pct); Phi-style partial_rotary_factor the same way
+    inv, _ = frequencies_from_config({"hidden_size": 6144, "num_attention_heads": 64, "rotary_pct": 0.25,
+                                      "rotary_emb_base": 10000})
+    np.testing.assert_allclose(inv, lit.inv_freq(24, 10000.0), rtol=1e-14)
+    s = rope_settings({"hidden_size": 2560, "num_attention_heads": 32, "partial_rotary_factor": 0.4})
+    assert (s.head_dim, s.rotary_dim) == (80, 32)
+    # int() truncates, as Hugging Face does: 80 × 0.33 = 26.4 → 26
+    assert rope_settings({"head_dim": 80, "partial_rotary_factor": 0.33}).rotary_dim == 26
+    # GPT-J: rotary_dim is absolute, widths from n_embd // n_head
+    s = rope_settings({"n_embd": 4096, "n_head": 16, "rotary_dim": 64})
+    assert (s.head_dim, s.rotary_dim, s.pairs) == (256, 64, 32)
+
+
+def test_new_style_rope_parameters():
+    cfg = {"head_dim": 64, "max_position_embeddings": 131072,
+           "rope_parameters": {"rope_type": "yarn", "rope_theta": 150000.0, "factor": 32.0,
+                               "original_max_position_embeddings": 4096, "beta_fast": 32.0, "beta_slow": 1.0,
+                               "truncate": False}}
+    inv, att = frequencies_from_config(cfg)
+    np.testing.assert_allclose(inv, lit.yarn(64, 150000.0, 32.0, 4096, 32, 1, truncate=False), rtol=1e-12)
+    assert math.isclose(att, 0.1 * math.log(32) + 1)
+    assert rope_settings(cfg).base == 150000.0
+
+
+def test_missing_base_falls_back_and_says_so():
+    cfg = {"head_dim": 8, "max_position_embeddings": 100}
+    inv, _ = frequencies_from_config(cfg)
+    np.testing.assert_allclose(inv, lit.inv_freq(8, 10000.0))
+    assert "base 10000 assumed" in rope_settings(cfg).notes[0]
+    assert "assumed: the config names no base" in describe_config(cfg)
+
+
+@pytest.mark.parametrize("rope_type", ["linear", "dynamic", "yarn", "llama3"])
+def test_missing_factor_is_a_clear_error(rope_type):
+    cfg = {"head_dim": 8, "rope_theta": 1e4, "max_position_embeddings": 100,
+           "rope_scaling": {"rope_type": rope_type, "low_freq_factor": 1, "high_freq_factor": 4}}
+    with pytest.raises(ValueError, match=f"rope_type '{rope_type}' needs 'factor' in rope_scaling"):
+        frequencies_from_config(cfg)
+
+
+def test_longrope_derives_factor_like_hf():
+    short, long = [1.0, 1.5, 2.0, 2.5], [1.0, 3.0, 9.0, 27.0]
+    cfg = {"head_dim": 8, "rope_theta": 10000.0, "max_position_embeddings": 65536,
+           "original_max_position_embeddings": 4096,
+           "rope_scaling": {"type": "longrope", "short_factor": short, "long_factor": long}}
+    for seq in (None, 100, 4096, 4097):
+        inv, att = frequencies_from_config(cfg, seq_len=seq)
+        expected, expected_att = lit.longrope(8, 10000.0, short, long, 65536, 4096, seq)
+        np.testing.assert_allclose(inv, expected, rtol=1e-14)
+        assert math.isclose(att, expected_att, rel_tol=1e-14)
+    assert any("s = max_position_embeddings / original_max_position_embeddings = 16" in n
+               for n in rope_settings(cfg).notes)
+
+
+def test_yarn_derives_factor_when_absent():
+    cfg = {"head_dim": 8, "max_position_embeddings": 16384,
+           "rope_scaling": {"rope_type": "yarn", "original_max_position_embeddings": 4096}}
+    assert rope_settings(cfg).factor == 4.0
+
+
+def test_unknown_type_lists_the_known_ones():
+    with pytest.raises(ValueError, match=r"unknown rope_type 'ntk' in rope_scaling; known: 'default', 'linear', "
+                                         r"'dynamic', 'yarn', 'longrope', 'llama3'"):
+        frequencies_from_config({"head_dim": 8, "rope_scaling": {"type": "ntk", "factor": 2.0}})
+
+
+@pytest.mark.parametrize(
+    "cfg, exc, text",
+    [
+        ({"rope_theta": 1e4}, ValueError, "config gives no head width"),
+        ("not a dict", TypeError, "config must be a dict"),
+        ({"head_dim": 8, "rope_scaling": "yarn"}, TypeError, "rope_scaling must be a dict"),
+        ({"head_dim": 8, "rope_theta": 0.5}, ValueError, "rope_theta must be a finite number greater than 1"),
+        ({"head_dim": 8, "partial_rotary_factor": 1.5}, ValueError, r"partial_rotary_factor must be a fraction in \(0, 1\]"),
+        ({"head_dim": 8, "rotary_dim": 3}, ValueError, "the rotated width must be even"),
+        ({"head_dim": 8, "rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 1,
+                                          "high_freq_factor": 4}, "original_max_position_embeddings": 10},
+         ValueError, "needs 'original_max_position_embeddings' in rope_scaling"),
+        ({"head_dim": 8, "rope_scaling": {"rope_type": "dynamic", "factor": 2.0}}, ValueError,
+         "needs max_position_embeddings"),
+        ({"head_dim": 8, "max_position_embeddings": 10, "rope_scaling": {"rope_type": "longrope", "short_factor": [1] * 4}},
+         ValueError, "needs 'long_factor'"),
+    ],
+)
+def test_bad_configs(cfg, exc, text):
+    with pytest.raises(exc, match=text):
+        frequencies_from_config(cfg)
+
+
+def test_dynamic_reads_L_from_max_position_embeddings():
+    cfg = {"head_dim": 16, "rope_theta": 1e4, "max_position_embeddings": 2048,
+           "rope_scaling": {"rope_type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 1024}}
+    for seq in (None, 1000, 2048, 3000, 9000):
+        inv, _ = frequencies_from_config(cfg, seq_len=seq)
+        np.testing.assert_allclose(inv, lit.dynamic_ntk(16, 1e4, 2.0, 2048, seq), rtol=1e-13)
+
+
+def test_unrelated_keys_are_ignored():
+    cfg = copy.deepcopy(bundled_configs()["Llama 3.1 8B"])
+    cfg.update({"vocab_size": 128256, "torch_dtype": "bfloat16", "architectures": ["LlamaForCausalLM"]})
+    a, _ = frequencies_from_config(cfg)
+    b, _ = frequencies_from_config(bundled_configs()["Llama 3.1 8B"])
+    np.testing.assert_array_equal(a, b)
+
+
+# --- the bundled real configs, each against a literal re-implementation of its published formula ------------------
+
+
+def test_bundled_llama31_is_llama3():
+    inv, att = frequencies_from_config(bundled_configs()["Llama 3.1 8B"])
+    np.testing.assert_allclose(inv, lit.llama3(128, 500000.0, 8.0, 1.0, 4.0, 8192), rtol=1e-12)
+    assert att == 1.0
+
+
+def test_bundled_gpt_oss_is_yarn_without_truncation():
+    inv, att = frequencies_from_config(bundled_configs()["gpt-oss-20b"])
+    np.testing.assert_allclose(inv, lit.yarn(64, 150000.0, 32.0, 4096, 32, 1, truncate=False), rtol=1e-12)
+    assert math.isclose(att, lit.yarn_attention(32.0))
+
+
+def test_bundled_phi3_is_longrope():
+    cfg = bundled_configs()["Phi-3-vision 128k"]
+    rs = cfg["rope_scaling"]
+    for seq in (None, 4096, 4097):
+        inv, att = frequencies_from_config(cfg, seq_len=seq)
+        expected, expected_att = lit.longrope(96, 10000.0, rs["short_factor"], rs["long_factor"], 131072, 4096, seq)
+        np.testing.assert_allclose(inv, expected, rtol=1e-14)
+        assert math.isclose(att, expected_att)
+
+
+@pytest.mark.parametrize("name, dim, base", [("Llama 2 7B", 128, 1e4), ("Qwen2.5 7B", 128, 1e6),
+                                             ("GPT-NeoX-20B", 24, 1e4), ("GPT-J-6B", 64, 1e4)])
+def test_bundled_unscaled(name, dim, base):
+    inv, att = frequencies_from_config(bundled_configs()[name])
+    np.testing.assert_allclose(inv, lit.inv_freq(dim, base), rtol=1e-14)
+    assert att == 1.0
+
+
+def test_every_bundled_config_has_a_source_and_a_description():
+    configs, sources = bundled_configs(), bundled_sources()
+    assert set(configs) == set(sources) and len(configs) >= 7
+    for name, source in sources.items():
+        assert source["repository"].count("/") == 1 and source["path"] and len(source["commit"]) == 40, name
+        text = describe_config(configs[name])
+        assert text.count("\n") == 5 and "pairs never complete a turn" in text
+    assert set(bundled_left_out()) == {"Code Llama 7B", "Mistral 7B"}
+
+
+def test_summary_counts_unfinished_turns_literally():
+    for name, cfg in bundled_configs().items():
+        s = config_summary(cfg)
+        wavelengths = [2 * math.pi / f for f in lit.inv_freq(s["rotary_dim"], s["base"])]
+        assert s["never_turn"] == sum(w > s["length"] for w in wavelengths), name
+        assert math.isclose(s["slowest"], wavelengths[-1]) and math.isclose(s["fastest"], 2 * math.pi)
+
+
+def test_llama3_pairs_that_never_finish_a_turn():
+    # 2π·500000^(2k/128) > 8192  ⟺  k > 64·ln(8192/2π)/ln(500000) ≈ 34.98, so k = 35 … 63
+    s = config_summary(bundled_configs()["Llama 3.1 8B"])
+    threshold = 64 * math.log(8192 / (2 * math.pi)) / math.log(500000)
+    assert 34 < threshold < 35
+    assert s["never_turn"] == 64 - 35 == 29

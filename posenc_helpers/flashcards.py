@@ -70,6 +70,8 @@ TOPICS: dict[str, str] = {
     "09": "long context",
     "10": "precision",
     "11": "RoPE as shipped",
+    "12": "the extrapolation lab",
+    "13": "what trained heads do with position",
 }
 
 #: The cards, tagged by notebook. Misconception cards ask "True or false: …" and give the reason.
@@ -238,6 +240,33 @@ CARDS: list[Card] = [
          "False. It multiplies cos and sin, and both q and k are rotated with them, so the logits grow by a².", "11"),
     Card("Qwen2-VL gives a text token three equal position ids (t, h, w). What does its multimodal RoPE compute?",
          "Exactly one-dimensional RoPE in the half-split layout at that position.", "11"),
+    # 12: the extrapolation lab
+    Card("In the extrapolation lab, trained on 32 tokens, which scheme keeps the previous-token task perfect up to "
+         "8 times that length?",
+         "ALiBi. Sinusoidal falls to near chance right past the training length, RoPE degrades gradually, NoPE "
+         "extrapolates only partly, and the learned table cannot run at all past its 32 rows.", "12"),
+    Card("True or false: a decoder with no positional encoding (NoPE) cannot work past its training length.",
+         "False. In the lab, NoPE finds the first token at every test length up to 8 times the training length, "
+         "where RoPE fails: a causal model can recognise position 0, the one position that attends only to itself. "
+         "On the previous-token task NoPE extrapolates only partly.", "12"),
+    Card("Without fine-tuning, what do PI, NTK-aware scaling and YaRN do for the lab's RoPE models?",
+         "PI makes the first-token task perfect again but drops the previous-token task to near chance, because it "
+         "slows the fast pairs. NTK-aware scaling beats plain RoPE at 8 times the training length on both tasks. "
+         "YaRN acts like PI here: at L = 32 even the fastest pair turns only about 5 times, under YaRN's β = 32, "
+         "so every pair is mostly interpolated.", "12"),
+    Card("Why does the lab also score only the positions past the training length?",
+         "Over all positions, the first L set a floor: a model perfect up to L and at chance after it scores about "
+         "one half at 2L, which hides a complete failure past L.", "12"),
+    # 13: what trained heads do with position
+    Card("Past the training length, what happens to the weight a trained ALiBi previous-token head puts one token back?",
+         "It stays about where it was inside the training length: the bias depends only on i − j, and distance 1 "
+         "occurred at every position in training. The sinusoidal model's head loses that weight.", "13"),
+    Card("Which RoPE pairs does the lab's trained previous-token head lean on?",
+         "The fast ones: the three pairs with a wavelength under 64 tokens carry most of its |q|·|k| share. PI slows "
+         "exactly those pairs, which is why it breaks that task.", "13"),
+    Card("True or false: training a learned position table always makes neighbouring rows similar.",
+         "False. In the lab's tiny model the trained table stays close to orthogonal, like notebook 08's random one: "
+         "the task only asks it to tell 32 positions apart.", "13"),
 ]
 
 

@@ -21,9 +21,9 @@ CHANCE = 1 / 16
 
 def notebook12_claims(acc, beyond, scaled) -> dict[str, bool]:
     """The asserts of notebooks/12-extrapolation-lab.ipynb, by claim."""
-    b = {key: dict(zip(LENGTHS[1:], v)) for key, v in beyond.items()}
-    r = {key: dict(zip(LENGTHS, v)) for key, v in scaled.items()}
-    plain = {task: dict(zip(LENGTHS, acc[task, "rope"])) for task in lab.TASKS}
+    b = {key: dict(zip(LENGTHS[1:], v, strict=True)) for key, v in beyond.items()}
+    r = {key: dict(zip(LENGTHS, v, strict=True)) for key, v in scaled.items()}
+    plain = {task: dict(zip(LENGTHS, acc[task, "rope"], strict=True)) for task in lab.TASKS}
     return {
         "every model learns its task at L": min(a[0] for a in acc.values()) >= 0.95,
         "ALiBi extrapolates": min(acc["prev", "alibi"]) >= 0.99 and b["first", "alibi"][256] >= 0.9,

@@ -16,12 +16,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from literal import literal_alibi_slopes, literal_pe, literal_rope
 
-from posenc_helpers import alibi_bias, frequencies, rope, scaled_frequencies, sinusoidal, yarn_attention_factor
-from posenc_helpers import lab
+from posenc_helpers import alibi_bias, frequencies, lab, rope, scaled_frequencies, sinusoidal, yarn_attention_factor
 from posenc_helpers.lab import model as M
 from posenc_helpers.lab.tasks import make_batch
-from literal import literal_alibi_slopes, literal_pe, literal_rope
 
 jax.config.update("jax_enable_x64", False)
 
@@ -120,7 +119,7 @@ def literal_attention(x, wqkv, heads, scheme, omega):
                 k = qkv[j, d + h * Dh: d + (h + 1) * Dh].tolist()
                 if scheme == "rope":
                     q, k = literal_rope(q, i), literal_rope(k, j)
-                s = sum(a * b for a, b in zip(q, k)) / math.sqrt(Dh)
+                s = sum(a * b for a, b in zip(q, k, strict=True)) / math.sqrt(Dh)
                 if scheme == "alibi":
                     s -= slopes[h] * (i - j)
                 scores.append(s)

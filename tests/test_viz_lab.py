@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from posenc_helpers.lab import SCALINGS, SCHEMES, TASKS
-from posenc_helpers.viz import new_figure
 from posenc_helpers.viz import lab as vl
+from posenc_helpers.viz import new_figure
 
 LENGTHS = np.arange(32, 257, 32)
 FACTORS = np.arange(1, 9)
@@ -40,7 +40,7 @@ def test_accuracy_plot_draws_the_given_numbers_and_leaves_gaps_for_nan():
 
 def test_sweep_figure_shows_the_mean_over_seeds_and_moves_with_the_sliders():
     fig, h = vl.make_sweep_figure(fake_results(), length=96, factor=3)
-    rope_line = [l for l in h["axes"][0].get_lines() if l.get_label() == "RoPE"][0]
+    rope_line = [line for line in h["axes"][0].get_lines() if line.get_label() == "RoPE"][0]
     np.testing.assert_allclose(rope_line.get_ydata(), 1.0 / (np.arange(8) + 1) + 0.05)  # mean of seeds 0 and 1
     np.testing.assert_allclose(h["scaled"][("prev", "ntk")].get_ydata(), 0.3 + 0.01)
     readout = vl.update_sweep(h, 160, 5)

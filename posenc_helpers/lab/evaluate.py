@@ -198,7 +198,8 @@ def rope_pair_usage(run, tokens) -> np.ndarray:
     q·k can take, averaged over every causal (query, key) pair of ``tokens``,
     then divided by the sum over pairs.
     """
-    from .model import _layer_norm, _mlp, attention as attend
+    from .model import _layer_norm, _mlp
+    from .model import attention as attend
 
     config = run.config
     if config.scheme != "rope":

@@ -85,7 +85,11 @@ def _clean(x):
 def save(table, path=RESULTS_PATH) -> None:
     """Write the sweep's accuracies (not its timings) as JSON; NaN becomes null."""
     rows = []
-    for (seed, task, scheme), entry in sorted(table.items(), key=lambda kv: (kv[0][0], TASKS.index(kv[0][1]), SCHEMES.index(kv[0][2]))):
+    def order(item):
+        (seed, task, scheme), _ = item
+        return seed, TASKS.index(task), SCHEMES.index(scheme)
+
+    for (seed, task, scheme), entry in sorted(table.items(), key=order):
         row = {"seed": seed, "task": task, "scheme": scheme}
         row.update({k: _clean(np.asarray(v, dtype=float)) for k, v in entry.items() if k in ("accuracy", "beyond") + SCALINGS})
         rows.append(row)

@@ -116,7 +116,7 @@ def plot_rope_scaling(ax, lengths, plain, scaled, train_len, *, chance=None, tit
 def plot_attention_maps(axes, maps, titles) -> list:
     """One attention map per Axes: weights (query i down, key j across), viridis from 0 to 1."""
     images = []
-    for ax, weights, title in zip(np.ravel(axes), maps, titles):
+    for ax, weights, title in zip(np.ravel(axes), maps, titles, strict=True):
         images.append(ax.imshow(weights, cmap="viridis", vmin=0, vmax=1, interpolation="nearest"))
         ax.set_title(title)
         ax.set_xlabel("key position j")
@@ -158,7 +158,7 @@ def plot_pair_usage(ax, usage, wavelengths, train_len, *, title="") -> list:
     k = np.arange(usage.shape[-1])
     bars = ax.bar(k, usage, color=OKABE_ITO[0])
     ax.set_xticks(k)
-    ax.set_xticklabels([f"{k_}\n{w:.0f}" for k_, w in zip(k, wavelengths)])
+    ax.set_xticklabels([f"{k_}\n{w:.0f}" for k_, w in zip(k, wavelengths, strict=True)])
     ax.set_xlabel(f"pair k, and its wavelength 2π/ω_k (tokens; L = {train_len})")
     ax.set_ylabel("share of |q·k| (averaged)")
     ax.set_title(title)
@@ -197,7 +197,7 @@ def make_accuracy_figure(res=None):
 
     res = _load() if res is None else res
     fig, axes = new_figure(1, len(TASKS), figsize=(12.0, 4.4), sharey=True)
-    for ax, task in zip(axes, TASKS):
+    for ax, task in zip(axes, TASKS, strict=True):
         summary = _summary(res, task, "accuracy")
         plot_accuracy_vs_length(
             ax, res["lengths"], {s: m for s, (m, _, _) in summary.items()}, 32, chance=chance(task, 16),
@@ -222,7 +222,7 @@ def make_scaling_figure(res=None):
     # the factor of each test length: s = T / L
     diagonal = [(factors.index(T // 32), j) for j, T in enumerate(lengths)]
     fig, axes = new_figure(1, len(TASKS), figsize=(12.0, 4.4), sharey=True)
-    for ax, task in zip(axes, TASKS):
+    for ax, task in zip(axes, TASKS, strict=True):
         plain = _summary(res, task, "accuracy")["rope"][0]
         scaled = {
             m: np.array([_summary(res, task, m, factor_index=f)["rope"][0][j] for f, j in diagonal]) for m in METHOD_STYLE
@@ -246,7 +246,7 @@ def make_sweep_figure(res=None, length=256, factor=8):
     res = _load() if res is None else res
     fig, axes = new_figure(1, len(TASKS), figsize=(12.0, 4.6), sharey=True)
     handles = {"res": res, "axes": axes, "scaled": {}, "markers": {}, "cursor": []}
-    for ax, task in zip(axes, TASKS):
+    for ax, task in zip(axes, TASKS, strict=True):
         means = {s: m for s, (m, _, _) in _summary(res, task, "accuracy").items()}
         plot_accuracy_vs_length(ax, res["lengths"], means, 32, chance=chance(task, 16), title=TASK_TITLES[task])
         for method, (label, colour, ls) in METHOD_STYLE.items():

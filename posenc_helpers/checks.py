@@ -1349,7 +1349,8 @@ def _collision_variants():
          "Loop over range(lo, hi).", by_rounding(even, hi_shift=1)),
         ("range-skips-lo", "Your range leaves out lo; it runs from lo up to hi − 1, like range(lo, hi).",
          "Loop over range(lo, hi).", by_rounding(even, lo_shift=1)),
-        ("missing-pos", "You leave pos itself out; it is stored as its own value, so it belongs to the set.",
+        ("missing-pos", "You leave pos itself out; pos is stored as the same number as itself, so "
+                        "when it lies in the range it belongs to the set.",
          "Keep every n in range(lo, hi) whose stored value equals pos's stored value, pos included.",
          by_rounding(even, keep_pos=False)),
     ]

@@ -1425,7 +1425,7 @@ def check_collisions(fn) -> CheckResult:
         else:
             answers.append(None)
             shown.append(f"it raised {result}" if kind == "raised" else result)
-    right = [a == e for a, e in zip(answers, expected)]
+    right = [a == e for a, e in zip(answers, expected, strict=True)]
 
     def fail(code, sentence, hint, i):
         lines = [f"✗ {name} [{code}]: {sentence}", f"  Hint: {hint}", f"  For example, {call_text(COLLISION_PROBES[i])}",
@@ -1437,8 +1437,8 @@ def check_collisions(fn) -> CheckResult:
                                        f"{call_text(COLLISION_PROBES[0])} = {show(expected[0])}.")
     if all(a is not None for a in answers):
         for code, sentence, hint, compute in _collision_variants():
-            if all(a == compute(*p) for a, p in zip(answers, COLLISION_PROBES)):
-                index = next(i for i, (a, e) in enumerate(zip(answers, expected)) if a != e)
+            if all(a == compute(*p) for a, p in zip(answers, COLLISION_PROBES, strict=True)):
+                index = next(i for i, (a, e) in enumerate(zip(answers, expected, strict=True)) if a != e)
                 return fail(code, sentence, hint, index)
     for want in ("not-implemented", "raised"):
         index = next((i for i, (k, _) in enumerate(calls) if k == want), None)

@@ -453,7 +453,9 @@ def bundled_configs() -> dict[str, dict]:
     Taught in notebooks/11-rope-as-shipped.ipynb.
 
     >>> sorted(bundled_configs())[:3]
-    ['GPT-J-6B', 'GPT-NeoX-20B', 'Llama 2 7B']
+    ['Code Llama 7B', 'GPT-J-6B', 'GPT-NeoX-20B']
+    >>> bundled_configs()["Code Llama 7B"]["rope_theta"]
+    1000000
     >>> bundled_configs()["Llama 3.1 8B"]["rope_theta"]
     500000.0
     """
@@ -466,6 +468,6 @@ def bundled_sources() -> dict[str, dict]:
 
 
 def bundled_left_out() -> dict[str, str]:
-    """Models the issue asked for that are not bundled, and why."""
+    """Models the issue asked for that are not bundled, and why (empty when all are bundled)."""
     return dict(_load()["left_out"])
 

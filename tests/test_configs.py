@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 import math
 
+import literal_shipped as lit
 import numpy as np
 import pytest
 
-import literal_shipped as lit
 from posenc_helpers.configs import (
     bundled_configs,
     bundled_left_out,

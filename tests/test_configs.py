@@ -145,7 +145,7 @@ def test_bundled_gpt_oss_is_yarn_without_truncation():
 
 
 def test_bundled_phi3_is_longrope():
-    cfg = bundled_configs()["Phi-3-vision 128k"]
+    cfg = bundled_configs()["Phi-3-mini 128k"]
     rs = cfg["rope_scaling"]
     for seq in (None, 4096, 4097):
         inv, att = frequencies_from_config(cfg, seq_len=seq)

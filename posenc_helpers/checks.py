@@ -1232,7 +1232,7 @@ def check_new_base(fn) -> CheckResult:
         else:
             values.append(None)
             shown.append(f"it raised {result}" if kind == "raised" else result)
-    right = [v is not None and math.isclose(v, e, rel_tol=NEW_BASE_RTOL) for v, e in zip(values, expected)]
+    right = [v is not None and math.isclose(v, e, rel_tol=NEW_BASE_RTOL) for v, e in zip(values, expected, strict=True)]
     if all(right):
         b, s, D = NEW_BASE_PROBES[0]
         return CheckResult(True, None, f"✓ {name} passed all {len(right)} checks. For example, "
@@ -1241,7 +1241,7 @@ def check_new_base(fn) -> CheckResult:
     # a buggy formula that reproduces every answer
     if all(v is not None for v in values):
         for code, sentence, hint, compute in _new_base_variants():
-            if all(math.isclose(v, compute(*p), rel_tol=NEW_BASE_RTOL) for v, p in zip(values, NEW_BASE_PROBES)):
+            if all(math.isclose(v, compute(*p), rel_tol=NEW_BASE_RTOL) for v, p in zip(values, NEW_BASE_PROBES, strict=True)):
                 return fail(code, sentence, hint, first_wrong, shown[first_wrong])
     # an array of frequencies instead of one base
     kind, result = calls[first_wrong]

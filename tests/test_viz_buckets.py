@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import literal_shipped as lit
 import pytest
 
-import literal_shipped as lit
 from posenc_helpers.viz import buckets as bk
 
 

@@ -1232,7 +1232,7 @@ def check_new_base(fn) -> CheckResult:
         else:
             values.append(None)
             shown.append(f"it raised {result}" if kind == "raised" else result)
-    right = [v is not None and math.isclose(v, e, rel_tol=NEW_BASE_RTOL) for v, e in zip(values, expected)]
+    right = [v is not None and math.isclose(v, e, rel_tol=NEW_BASE_RTOL) for v, e in zip(values, expected, strict=True)]
     if all(right):
         b, s, D = NEW_BASE_PROBES[0]
         return CheckResult(True, None, f"✓ {name} passed all {len(right)} checks. For example, "
@@ -1241,7 +1241,7 @@ def check_new_base(fn) -> CheckResult:
     # a buggy formula that reproduces every answer
     if all(v is not None for v in values):
         for code, sentence, hint, compute in _new_base_variants():
-            if all(math.isclose(v, compute(*p), rel_tol=NEW_BASE_RTOL) for v, p in zip(values, NEW_BASE_PROBES)):
+            if all(math.isclose(v, compute(*p), rel_tol=NEW_BASE_RTOL) for v, p in zip(values, NEW_BASE_PROBES, strict=True)):
                 return fail(code, sentence, hint, first_wrong, shown[first_wrong])
     # an array of frequencies instead of one base
     kind, result = calls[first_wrong]
@@ -1349,7 +1349,8 @@ def _collision_variants():
          "Loop over range(lo, hi).", by_rounding(even, hi_shift=1)),
         ("range-skips-lo", "Your range leaves out lo; it runs from lo up to hi − 1, like range(lo, hi).",
          "Loop over range(lo, hi).", by_rounding(even, lo_shift=1)),
-        ("missing-pos", "You leave pos itself out; it is stored as its own value, so it belongs to the set.",
+        ("missing-pos", "You leave pos itself out; pos is stored as the same number as itself, so "
+                        "when it lies in the range it belongs to the set.",
          "Keep every n in range(lo, hi) whose stored value equals pos's stored value, pos included.",
          by_rounding(even, keep_pos=False)),
     ]
@@ -1424,7 +1425,7 @@ def check_collisions(fn) -> CheckResult:
         else:
             answers.append(None)
             shown.append(f"it raised {result}" if kind == "raised" else result)
-    right = [a == e for a, e in zip(answers, expected)]
+    right = [a == e for a, e in zip(answers, expected, strict=True)]
 
     def fail(code, sentence, hint, i):
         lines = [f"✗ {name} [{code}]: {sentence}", f"  Hint: {hint}", f"  For example, {call_text(COLLISION_PROBES[i])}",
@@ -1436,8 +1437,8 @@ def check_collisions(fn) -> CheckResult:
                                        f"{call_text(COLLISION_PROBES[0])} = {show(expected[0])}.")
     if all(a is not None for a in answers):
         for code, sentence, hint, compute in _collision_variants():
-            if all(a == compute(*p) for a, p in zip(answers, COLLISION_PROBES)):
-                index = next(i for i, (a, e) in enumerate(zip(answers, expected)) if a != e)
+            if all(a == compute(*p) for a, p in zip(answers, COLLISION_PROBES, strict=True)):
+                index = next(i for i, (a, e) in enumerate(zip(answers, expected, strict=True)) if a != e)
                 return fail(code, sentence, hint, index)
     for want in ("not-implemented", "raised"):
         index = next((i for i, (k, _) in enumerate(calls) if k == want), None)

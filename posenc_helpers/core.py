@@ -183,7 +183,10 @@ def rotary_width(rotary_dim, dim: int) -> int:
     if rotary_dim is None:
         return int(dim)
     if not v._is_int(rotary_dim):
-        raise TypeError(f"rotary_dim must be an even integer with 2 <= rotary_dim <= D, got rotary_dim={v._show(rotary_dim)} with D = {dim}")
+        raise TypeError(
+            f"rotary_dim must be an even integer with 2 <= rotary_dim <= D, "
+            f"got rotary_dim={v._show(rotary_dim)} with D = {dim}"
+        )
     if rotary_dim % 2 or not 2 <= rotary_dim <= dim:
         raise ValueError(
             f"rotary_dim must be an even integer with 2 <= rotary_dim <= D, got rotary_dim={int(rotary_dim)} with D = {dim}"

@@ -66,7 +66,7 @@ TOPICS: dict[str, str] = {
     "04": "RoPE",
     "05": "the exercise",
     "07": "conventions and layouts",
-    "08": "learned tables and ALiBi",
+    "08": "learned tables, ALiBi and T5 buckets",
     "09": "long context",
     "10": "precision",
     "11": "RoPE as shipped",
@@ -182,7 +182,7 @@ CARDS: list[Card] = [
     Card("What does Hugging Face's Llama conversion script change so that rotate_half gives Meta's scores?",
          "The weights, not the code: it permutes each head's query and key projection rows with P, evens first and "
          "then odds.", "07"),
-    # 08: learned tables and ALiBi
+    # 08: learned tables, ALiBi and T5 buckets
     Card("How does ALiBi bring position into attention?",
          "Without vectors: it subtracts a penalty proportional to the distance, with one slope per head, from each "
          "attention score.", "08"),
@@ -202,6 +202,15 @@ CARDS: list[Card] = [
     Card("True or false: a randomly initialised position table shows what a trained one learns.",
          "False. An untrained (random) table shows only the table's shape and its hard edge after the last row; what "
          "training puts in the rows takes a trained model to see.", "08"),
+    Card("With T5's defaults (32 buckets, max_distance 128), from which distance on do all keys before the query get "
+         "the same bias in the encoder?",
+         "From 91, not 128: the bucket 8 + ⌊ln(d/8)/ln 16 · 8⌋ first reaches the last one, 15, at d = 91 "
+         "(8·16^(7/8) ≈ 90.5). A key 91 tokens away and one 10000 away get the same learned bias, so T5 cannot tell "
+         "them apart by position.", "08"),
+    Card("True or false: T5's relative position bias, like ALiBi's, is a fixed formula.",
+         "False. Both add to each attention score a bias that depends only on the relative position, but ALiBi's "
+         "slopes are fixed, while T5 learns one bias per head for each bucket of distances, shared by all layers.",
+         "08"),
     # 09: long context
     Card("What does Position Interpolation do to RoPE?",
          "It divides every position, equivalently every ωₖ, by the scale factor s, so the longer context stays within "
@@ -215,6 +224,19 @@ CARDS: list[Card] = [
          "False as published: their headline results use fine-tuning, within 1000 steps for PI and a few hundred for "
          "YaRN. Without it the scaled model still runs, but those numbers do not describe that setting; "
          "dynamic scaling (dynamic NTK, for one) is designed for inference without fine-tuning.", "09"),
+    Card("With low_freq_factor 1 and high_freq_factor 4, which pairs does llama3 scaling keep, and which does it "
+         "divide by s?",
+         "It keeps pairs whose wavelength is under L/4 and divides by s those longer than L, blending linearly in L/λ "
+         "in between: YaRN's paper ramp with α = 1, β = 4 and no temperature. For D = 128, base 10000 and L = 4096 "
+         "that keeps 36 pairs and divides 18.", "09"),
+    Card("What does dynamic NTK do, and when?",
+         "Only at inference: up to the training length L it keeps the model's frequencies; past L it uses NTK-aware "
+         "scaling with base · (s·seq_len/L − (s − 1))^(D/(D − 2)), a base that grows with the sequence. Hugging "
+         "Face's module also keeps the frequencies of the longest sequence seen until one shorter than L resets "
+         "them.", "09"),
+    Card("How does LongRoPE (rope_type \"longrope\", formerly \"su\") rescale RoPE?",
+         "It divides each pair by its own searched factor: the short_factor table up to the training length L, the "
+         "long_factor table beyond. Its attention factor √(1 + ln s / ln L) depends only on s and L.", "09"),
     # 10: precision
     Card("Up to which integer does bfloat16 store every position exactly, and what becomes of 257?",
          "Up to 256 = 2⁸. 257 lies halfway between 256 and 258, and the tie goes to the even 256.", "10"),

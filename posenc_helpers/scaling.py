@@ -247,10 +247,10 @@ def scaled_frequencies(
     >>> scaled_frequencies(4, 10000, "dynamic", 4, original_max_position=100, seq_len=200)
     array([1.   , 0.002])
     >>> # base' = 10000·(4·200/100 − 3)^(4/2) = 10000·25, so ω_1 = 250000^(−1/2) = 0.002
-    >>> scaled_frequencies(4, 10000, "rope", 2)
+    >>> scaled_frequencies(4, 10000, "rope", 2)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: method must be one of 'pi', 'ntk', 'yarn', 'dynamic', 'llama3', 'longrope' (or the aliases 'linear' = 'pi', 'su' = 'longrope'), got 'rope'
+    ValueError: method must be one of 'pi', 'ntk', 'yarn', 'dynamic', 'llama3', 'longrope' (or the aliases ...), got 'rope'
     """
     method = canonical_method(method)
     dim = _even_dim(dim, minimum=4 if method in ("ntk", "dynamic") else 2)

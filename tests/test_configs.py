@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 import math
 
+import literal_shipped as lit
 import numpy as np
 import pytest
 
-import literal_shipped as lit
 from posenc_helpers.configs import (
     bundled_configs,
     bundled_left_out,
@@ -145,7 +145,7 @@ def test_bundled_gpt_oss_is_yarn_without_truncation():
 
 
 def test_bundled_phi3_is_longrope():
-    cfg = bundled_configs()["Phi-3-vision 128k"]
+    cfg = bundled_configs()["Phi-3-mini 128k"]
     rs = cfg["rope_scaling"]
     for seq in (None, 4096, 4097):
         inv, att = frequencies_from_config(cfg, seq_len=seq)
@@ -155,6 +155,7 @@ def test_bundled_phi3_is_longrope():
 
 
 @pytest.mark.parametrize("name, dim, base", [("Llama 2 7B", 128, 1e4), ("Qwen2.5 7B", 128, 1e6),
+                                             ("Code Llama 7B", 128, 1e6), ("Mistral 7B", 128, 1e4),
                                              ("GPT-NeoX-20B", 24, 1e4), ("GPT-J-6B", 64, 1e4)])
 def test_bundled_unscaled(name, dim, base):
     inv, att = frequencies_from_config(bundled_configs()[name])
@@ -164,12 +165,25 @@ def test_bundled_unscaled(name, dim, base):
 
 def test_every_bundled_config_has_a_source_and_a_description():
     configs, sources = bundled_configs(), bundled_sources()
-    assert set(configs) == set(sources) and len(configs) >= 7
+    assert set(configs) == set(sources) and len(configs) >= 9
     for name, source in sources.items():
         assert source["repository"].count("/") == 1 and source["path"] and len(source["commit"]) == 40, name
         text = describe_config(configs[name])
         assert text.count("\n") == 5 and "pairs never complete a turn" in text
-    assert set(bundled_left_out()) == {"Code Llama 7B", "Mistral 7B"}
+    assert bundled_left_out() == {}
+    issue = {"Llama 2 7B", "Llama 3.1 8B", "Code Llama 7B", "Mistral 7B", "Qwen2.5 7B", "GPT-NeoX-20B", "GPT-J-6B"}
+    assert issue <= set(configs)
+    kinds = {rope_settings(cfg).rope_type for cfg in configs.values()}
+    assert {"yarn", "longrope"} <= kinds  # one YaRN model and Phi-3 with 128k context
+
+
+def test_bundled_bases_as_their_sources_state_them():
+    # GPT-NeoX-20B names its base (rotary_emb_base); GPT-J's config names none, and Hugging Face's GPT-J code
+    # fixes 10000, which is the reader's fallback
+    neox, gptj = rope_settings(bundled_configs()["GPT-NeoX-20B"]), rope_settings(bundled_configs()["GPT-J-6B"])
+    assert "base 10,000 from rotary_emb_base" in neox.notes and not any("assumed" in n for n in neox.notes)
+    assert any(n.startswith("no rope_theta") for n in gptj.notes)
+    assert rope_settings(bundled_configs()["Code Llama 7B"]).max_position_embeddings == 16384
 
 
 def test_summary_counts_unfinished_turns_literally():

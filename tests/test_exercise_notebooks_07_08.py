@@ -168,14 +168,14 @@ SLIPS = [
     ("07", {"return per_head.transpose(0, 2, 1, 3).reshape(rows, cols)": "return per_head.transpose(0, 2, 1, 3)"},
      "wrong-shape"),
     ("07", {"head_dim = rows // n_heads": "head_dim = rows // n_heads // 0"}, "raised"),
-    ("08", {"c = 2 ** math.floor(math.log2(n))": "c = n"}, "power-of-two-formula"),
+    ("08", {"c = 2 ** int(np.floor(np.log2(n)))": "c = n"}, "power-of-two-formula"),
     ("08", {"2 ** (-8 * (h + 1) / count)": "2 ** (-8 * h / count)"}, "off-by-one"),
     ("08", {"geometric(2 * c)[0::2][: n - c]": "geometric(2 * c)[: n - c]"}, "first-of-2c"),
     ("08", {"geometric(2 * c)[0::2][: n - c]": "geometric(2 * c)[1::2][: n - c]"}, "odd-of-2c"),
     ("08", {"return geometric(c) + geometric(2 * c)[0::2][: n - c]":
             "return sorted(geometric(c) + geometric(2 * c)[0::2][: n - c], reverse=True)"}, "sorted"),
     ("08", {"[0::2][: n - c]": "[0::2][: n - c + 1]"}, "wrong-shape"),
-    ("08", {"math.log2(n)": "math.log2(n - 1)"}, "raised"),
+    ("08", {"int(np.floor(np.log2(n)))": "int(np.floor(np.log2(n - 1)))"}, "raised"),
 ]
 
 

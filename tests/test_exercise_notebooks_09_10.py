@@ -103,7 +103,7 @@ def test_solution_is_the_section_with_the_answer_filled(nn):
     section, solution = _section(ex), _cells(ex["solution"])
     assert _source(solution[0]).startswith(ex["title"])
     assert [c["id"] for c in solution[1:]] == [c["id"] for c in section]
-    for a, b in zip(section, solution[1:]):
+    for a, b in zip(section, solution[1:], strict=True):
         if a["id"] == _answer_id(ex):
             continue
         assert (a["cell_type"], _source(a)) == (b["cell_type"], _source(b)), a["id"]

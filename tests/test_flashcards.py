@@ -125,6 +125,7 @@ VERIFIED = {
     "25330": (1000 / (2 * math.pi)) ** 2,
     "84": math.sin(1) / math.sin(0.01),
     "0.05": _err32,                  # float32 angle error of pair 1, D = 128, at 10⁶
+    "90.5": 8 * 16 ** (7 / 8),       # where T5's last bucket formula reaches 15
 }
 #: Whole numbers that a card derives: each is checked by its own condition.
 DERIVED = {
@@ -145,10 +146,17 @@ DERIVED = {
     "29": sum(2 * math.pi * 500000 ** (2 * k / 128) > 8192 for k in range(64)) == 29,
     "35": min(k for k in range(64) if 2 * math.pi * 500000 ** (2 * k / 128) > 8192) == 35,
     "63": 128 // 2 - 1 == 63,
+    # notebook 08: T5's encoder bucket 8 + ⌊ln(d/8)/ln 16 · 8⌋ (capped at 15) first reaches 15 at d = 91
+    "91": min(d for d in range(8, 200) if 8 + math.floor(math.log(d / 8) / math.log(16) * 8) >= 15) == 91,
+    "15": 32 // 2 - 1 == 15,
+    # notebook 09: llama3 with low 1, high 4, D = 128, base 10000, L = 4096 keeps λ < L/4 and divides λ > L
+    "36": sum(2 * math.pi * 10000 ** (2 * k / 128) < 4096 / 4 for k in range(64)) == 36,
+    "18": sum(2 * math.pi * 10000 ** (2 * k / 128) > 4096 for k in range(64)) == 18,
 }
 #: Settings the cards choose (lengths, bases, head counts, notebook numbers), not results.
 #: (1000 also stands for PI's "within 1000 steps", a published count that no formula gives.)
-SETTINGS = {"10", "100", "1000", "10000", "08", "11", "12", "16", "32", "64", "128", "256", "2048", "0.1", "500000"}
+SETTINGS = {"10", "100", "1000", "10000", "08", "11", "12", "16", "32", "64", "128", "256", "2048", "0.1", "500000",
+            "4096"}
 
 
 def test_every_number_on_the_cards_is_right():

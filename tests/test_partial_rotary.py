@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-
 from literal import literal_rope
 from literal_shipped import gptj_partial, neox_partial
+
 from posenc_helpers import rope, rope_complex, rope_half_split
 from posenc_helpers.conventions import interleaved_to_half_split
 
@@ -89,7 +89,8 @@ def test_layouts_are_one_permutation_of_the_rotated_part():
 @pytest.mark.parametrize("func", [rope, rope_half_split, rope_complex])
 @pytest.mark.parametrize("r", [3, 0, -2, 10, 12])
 def test_bad_rotary_dim_is_named_with_value_and_d(func, r):
-    with pytest.raises(ValueError, match=rf"rotary_dim must be an even integer with 2 <= rotary_dim <= D, got rotary_dim={r} with D = 8"):
+    message = rf"rotary_dim must be an even integer with 2 <= rotary_dim <= D, got rotary_dim={r} with D = 8"
+    with pytest.raises(ValueError, match=message):
         func(np.ones(8), 1.0, rotary_dim=r)
 
 

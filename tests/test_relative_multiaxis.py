@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import literal_shipped as lit
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-import literal_shipped as lit
 from posenc_helpers import rope
 from posenc_helpers.conventions import rope_half_split
 from posenc_helpers.multiaxis import axial_rope_2d, mrope, mrope_angles
@@ -113,7 +113,7 @@ def test_mrope_score_depends_on_id_differences(data):
     k = data.draw(arrays(np.float64, 16, elements=st.floats(-3, 3)))
     section = [2, 3, 3]
     s1 = mrope(q, *a, section) @ mrope(k, *b, section)
-    moved = [tuple(u + d for u, d in zip(pt, shift)) for pt in (a, b)]
+    moved = [tuple(u + d for u, d in zip(pt, shift, strict=True)) for pt in (a, b)]
     s2 = mrope(q, *moved[0], section) @ mrope(k, *moved[1], section)
     assert np.isclose(s1, s2, rtol=1e-9, atol=1e-9)
 

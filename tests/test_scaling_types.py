@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 
+import literal_shipped as lit
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import literal_shipped as lit
 from posenc_helpers import frequencies
 from posenc_helpers.scaling import scaled_frequencies, scaling_attention_factor, yarn_ramp
 

@@ -105,10 +105,44 @@ def test_yarn_ramp_plot_data():
     assert (low, high) == (20, 46)
     gamma_index = [1 - min(max((k - low) / (high - low), 0.0), 1.0) for k in range(64)]
     np.testing.assert_allclose(h["index"].get_ydata(), gamma_index, rtol=1e-12, atol=1e-15)
-    assert [line.get_xdata()[0] for line in h["cutoffs"]] == [4096 / 32, 4096]
+    assert [line.get_xdata()[0] for line in h["cutoffs"]] == [4096 / 32, 4096, 4096 / 4]
     assert ax.get_xscale() == "log"
     assert "(tokens)" in ax.get_xlabel() and "gamma" in ax.get_ylabel() and "unitless" not in ax.get_ylabel()
     assert ax.get_title()
+
+
+def literal_llama3_gamma(dim, base, length, low, high):
+    """Llama 3.1's blend per pair, written as its rule reads (λ against L/high and L/low), one pair at a time."""
+    out = []
+    for k in range(dim // 2):
+        lam = 2 * math.pi * base ** (2 * k / dim)
+        if lam < length / high:
+            out.append(1.0)
+        elif lam > length / low:
+            out.append(0.0)
+        else:
+            out.append((length / lam - low) / (high - low))
+    return out
+
+
+@pytest.mark.parametrize("low, high", [(1.0, 4.0), (2.0, 8.0), (0.5, 3.0)])
+def test_yarn_ramp_plot_shows_llama3_as_the_paper_ramp_with_its_cutoffs(low, high):
+    fig, ax = new_figure()
+    h = lc.plot_yarn_ramp(ax, dim=128, base=10000.0, original_max_position=4096, llama3=(low, high))
+    expected = literal_llama3_gamma(128, 10000.0, 4096, low, high)
+    np.testing.assert_allclose(h["llama3"].get_ydata(), expected, rtol=1e-9, atol=1e-12)
+    # the paper's YaRN ramp with α = low, β = high: clamp((L/λ − α)/(β − α), 0, 1)
+    paper = [min(max((4096 / lam - low) / (high - low), 0.0), 1.0) for lam in h["wavelength"]]
+    np.testing.assert_allclose(h["gamma_llama3"], paper, rtol=1e-9, atol=1e-12)
+    assert h["cutoffs"][-1].get_xdata()[0] == 4096 / high
+    assert "llama3" in h["llama3"].get_label()
+
+
+def test_yarn_ramp_plot_without_llama3():
+    fig, ax = new_figure()
+    h = lc.plot_yarn_ramp(ax, llama3=None)
+    assert h["llama3"] is None and h["gamma_llama3"] is None and len(h["cutoffs"]) == 2
+    assert "llama3" not in ax.get_title()
 
 
 def test_turns_within_and_unseen_pairs():

@@ -231,7 +231,11 @@ def score_bound_literal(q, k, delta, base=10000.0) -> float:
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.lists(coords, min_size=8, max_size=8), st.lists(coords, min_size=8, max_size=8), st.floats(-2000, 2000, allow_nan=False))
+@given(
+    st.lists(coords, min_size=8, max_size=8),
+    st.lists(coords, min_size=8, max_size=8),
+    st.floats(-2000, 2000, allow_nan=False),
+)
 def test_score_bound_matches_the_literal_formula(q, k, delta):
     assert math.isclose(rope_score_bound(q, k, [delta])[0], score_bound_literal(q, k, delta), rel_tol=1e-9, abs_tol=1e-9)
 

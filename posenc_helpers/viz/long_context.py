@@ -93,14 +93,25 @@ def unseen_pairs(omega, scaled, factor, length) -> np.ndarray:
 
 
 def plot_yarn_ramp(
-    ax, dim=DEFAULT_DIM, base=DEFAULT_BASE, original_max_position=DEFAULT_LENGTH, beta_fast=32.0, beta_slow=1.0
+    ax,
+    dim=DEFAULT_DIM,
+    base=DEFAULT_BASE,
+    original_max_position=DEFAULT_LENGTH,
+    beta_fast=32.0,
+    beta_slow=1.0,
+    llama3=(1.0, 4.0),
 ) -> dict:
-    """YaRN's blend γ_k against each pair's wavelength λ_k = 2π/ω_k (log axis).
+    """YaRN's blend γ_k against each pair's wavelength λ_k = 2π/ω_k (log axis), with Llama 3.1's blend beside it.
 
     Draws the paper's ramp γ = clamp((L/λ − α)/(β − α), 0, 1) as a line with
     markers, the reference code's index ramp as open squares, and dashed lines
     at λ = L/β (shorter: γ = 1, keep ω) and λ = L/α (longer: γ = 0, use ω/s).
-    Returns ``{"paper", "index", "cutoffs", "wavelength", "gamma_paper", "gamma_index"}``.
+    ``llama3 = (low_freq_factor, high_freq_factor)`` adds the blend of the
+    ``"llama3"`` rope_type as a third series, read back from
+    :func:`~posenc_helpers.scaling.scaled_frequencies` (γ = (ω' − ω/s)/(ω − ω/s)
+    at s = 8), with a dotted line at λ = L/high_freq_factor; ``None`` leaves it out.
+    Returns ``{"paper", "index", "llama3", "cutoffs", "wavelength", "gamma_paper",
+    "gamma_index", "gamma_llama3"}`` (``"llama3"`` and ``"gamma_llama3"`` are None without it).
     Taught in notebooks/09-long-context.ipynb.
 
     >>> fig, ax = new_figure()
@@ -129,25 +140,45 @@ def plot_yarn_ramp(
     ]
     ax.text(length / beta_fast, 0.5, f"L/β = {length / beta_fast:g} ", ha="right", va="center")
     ax.text(length / beta_slow, 0.5, f" L/α = {length / beta_slow:g}", ha="left", va="center")
+    llama3_line, gamma_llama3 = None, None
+    if llama3 is not None:
+        low, high = llama3
+        factor = 8.0  # any s > 1 gives the same γ; s only sets where ω/s lies
+        omega = frequencies(dim, base)
+        scaled = scaled_frequencies(
+            dim, base, "llama3", factor, original_max_position=length, low_freq_factor=low, high_freq_factor=high
+        )
+        # ω' = (1 − γ)·ω/s + γ·ω  ⟹  γ = (ω' − ω/s) / (ω − ω/s)
+        gamma_llama3 = (scaled - omega / factor) / (omega - omega / factor)
+        (llama3_line,) = ax.plot(
+            wavelength, gamma_llama3, "^-", color=OKABE_ITO[5], markersize=4, linewidth=1.2,
+            label=f"llama3: low = {low:g}, high = {high:g} (paper ramp, α = low, β = high)",
+        )
+        cutoffs.append(ax.axvline(length / high, color=OKABE_ITO[5], linestyle=":", linewidth=1.4))
+        ax.text(length / high, 0.9, f"L/high = {length / high:g} ", ha="right", va="center")
     ax.set_xscale("log")
     ax.set_ylim(-0.05, 1.1)
     ax.set_xlabel(r"wavelength $\lambda_k = 2\pi/\omega_k$ (tokens)")
     ax.set_ylabel(r"blend $\gamma_k$")
-    ax.set_title(rf"YaRN ramp: $\gamma = 1$ keeps $\omega_k$, $\gamma = 0$ uses $\omega_k/s$ (D = {dim}, L = {length})")
-    ax.legend(loc="lower left")
+    name = "YaRN ramp" if llama3 is None else "YaRN and llama3 ramps"
+    ax.set_title(rf"{name}: $\gamma = 1$ keeps $\omega_k$, $\gamma = 0$ uses $\omega_k/s$ (D = {dim}, L = {length})")
+    # below the axes: inside, it would cover a ramp
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2 if llama3 is None else 1, frameon=False)
     return {
         "paper": paper,
         "index": index,
+        "llama3": llama3_line,
         "cutoffs": cutoffs,
         "wavelength": wavelength,
         "gamma_paper": gamma_paper,
         "gamma_index": gamma_index,
+        "gamma_llama3": gamma_llama3,
     }
 
 
 def make_yarn_ramp():
-    """The figure ``figures/09-yarn-ramp.png``: the YaRN ramp for D = 128, L = 4096."""
-    fig, ax = new_figure(figsize=(9.0, 4.2))
+    """The figure ``figures/09-yarn-ramp.png``: the YaRN ramp for D = 128, L = 4096, and llama3's (low 1, high 4)."""
+    fig, ax = new_figure(figsize=(9.0, 5.6))
     plot_yarn_ramp(ax)
     return fig
 

@@ -127,7 +127,7 @@ def make_cos_error_figure(pairs=COS_ERROR_PAIRS, max_pos=1e8):
     fig, axes = new_figure(1, len(pairs), figsize=(4.2 * len(pairs), 5.0), sharey=True)
     axes = np.atleast_1d(axes)
     handles = {}
-    for ax, pair in zip(axes, pairs):
+    for ax, pair in zip(axes, pairs, strict=True):
         handles[pair] = plot_cos_error(ax, max_pos=max_pos, pair=pair)
         if ax is not axes[0]:
             ax.set_ylabel("")

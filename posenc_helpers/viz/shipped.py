@@ -52,7 +52,7 @@ def plot_model_wavelengths(ax, configs=None) -> dict:
     """
     configs = bundled_configs() if configs is None else configs
     lines = {}
-    markers = "os^Dv<>p"
+    markers = "os^Dv<>pXh"
     for i, (name, cfg) in enumerate(configs.items()):
         s = config_summary(cfg)
         omega = frequencies(s["rotary_dim"], s["base"])

@@ -24,7 +24,10 @@ from .model import SCHEMES
 from .tasks import TASKS
 from .train import DEFAULTS, train
 
-__all__ = ["SWEEP_LENGTHS", "FACTORS", "SEEDS", "RESULTS_PATH", "sweep", "save", "load"]
+__all__ = [
+    "SWEEP_LENGTHS", "FACTORS", "SEEDS", "RESULTS_PATH", "sweep", "save", "load",
+    "EXTRA_LENGTHS", "EXTRA_BUDGETS", "EXTRA_PATH", "extra_run", "extra_sweep", "save_extra", "load_extra",
+]
 
 #: Test lengths of the sweep: the training length 32 up to 8× it, in steps of 32.
 SWEEP_LENGTHS = tuple(range(32, 257, 32))
@@ -36,6 +39,19 @@ FACTORS = tuple(range(1, 9))
 SEEDS = (0, 1, 2)
 
 RESULTS_PATH = Path(__file__).with_name("results.json")
+
+#: Test lengths of the extra-task run: the training length, then 2×, 4×, 8× it.
+EXTRA_LENGTHS = (32, 64, 128, 256)
+
+#: Training budget per extra task. back3 gets the headline budget (DEFAULTS); recall gets
+#: lr 1e-3 for 1000 steps, the budget at which the feasibility run of issue 10 saw it learned.
+EXTRA_BUDGETS = {
+    "back3": {"steps": DEFAULTS["steps"], "lr": DEFAULTS["lr"]},
+    "recall": {"steps": 1000, "lr": 1e-3},
+}
+
+#: The extra-task run's results (``make lab-results-extra``), read by notebooks/12-extrapolation-lab.ipynb.
+EXTRA_PATH = Path(__file__).with_name("results_extra.json")
 
 
 def evaluate_run(run, *, seed=0) -> dict:
@@ -122,6 +138,80 @@ def load(path=RESULTS_PATH) -> dict:
     return {"lengths": np.array(doc["lengths"]), "factors": np.array(doc["factors"]), "table": table}
 
 
+def extra_run(seed, task, scheme) -> dict:
+    """Train one (seed, extra task, scheme) at :data:`EXTRA_BUDGETS` and evaluate it at :data:`EXTRA_LENGTHS`.
+
+    Returns ``{"accuracy": (len(EXTRA_LENGTHS),) array, "final_loss": float}``;
+    NaN marks a length the model cannot run (the learned table past its size).
+    """
+    budget = EXTRA_BUDGETS[task]
+    run = train(scheme, task, seed=seed, steps=budget["steps"], lr=budget["lr"], progress=False)
+    return {"accuracy": accuracy(run, EXTRA_LENGTHS, seed=seed), "final_loss": float(run.losses[-1])}
+
+
+def extra_sweep(seeds=SEEDS, *, tasks=("back3", "recall"), schemes=SCHEMES, log=None, on_seed=None) -> dict:
+    """:func:`extra_run` for every (seed, task, scheme): ``{(seed, task, scheme): {...}}``.
+
+    ``on_seed(table)`` is called after each seed, so a long run keeps what it finished.
+    """
+    table = {}
+    for seed in seeds:
+        for task in tasks:
+            for scheme in schemes:
+                start = time.perf_counter()
+                table[(seed, task, scheme)] = entry = extra_run(seed, task, scheme)
+                if log is not None:
+                    log(f"seed {seed} {task:6s} {scheme:10s} {time.perf_counter() - start:5.1f} s, "
+                        f"accuracy {np.round(entry['accuracy'], 3)}, final loss {entry['final_loss']:.3f}")
+        if on_seed is not None:
+            on_seed(table)
+    return table
+
+
+def save_extra(table, path=EXTRA_PATH) -> None:
+    """Write the extra-task run's accuracies as JSON (NaN becomes null), with its budgets and lengths."""
+    order = {t: i for i, t in enumerate(EXTRA_BUDGETS)}
+    rows = []
+    for (seed, task, scheme), entry in sorted(table.items(), key=lambda kv: (kv[0][0], order[kv[0][1]], SCHEMES.index(kv[0][2]))):
+        rows.append({"seed": seed, "task": task, "scheme": scheme,
+                     "accuracy": _clean(np.asarray(entry["accuracy"], dtype=float)),
+                     "final_loss": round(float(entry["final_loss"]), 4)})
+    doc = {
+        "about": "in-distribution check of the extra tasks (not an extrapolation result); "
+                 "regenerate with `make lab-results-extra`",
+        "defaults": dict(DEFAULTS),
+        "budgets": EXTRA_BUDGETS,
+        "lengths": list(EXTRA_LENGTHS),
+        "seeds": sorted({seed for seed, _, _ in table}),
+        "rows": rows,
+    }
+    Path(path).write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def load_extra(path=EXTRA_PATH) -> dict:
+    """The shipped extra-task run: ``{"lengths", "seeds", "budgets", "table": {(seed, task, scheme): {...}}}``.
+
+    >>> res = load_extra()
+    >>> int(res["lengths"][0]), res["table"][(0, "recall", "alibi")]["accuracy"].shape
+    (32, (4,))
+    """
+    doc = json.loads(Path(path).read_text())
+    table = {
+        (row["seed"], row["task"], row["scheme"]): {
+            "accuracy": np.array([np.nan if x is None else x for x in row["accuracy"]]),
+            "final_loss": row["final_loss"],
+        }
+        for row in doc["rows"]
+    }
+    return {"lengths": np.array(doc["lengths"]), "seeds": tuple(doc["seeds"]), "budgets": doc["budgets"], "table": table}
+
+
+def main_extra(seeds=SEEDS) -> None:
+    start = time.perf_counter()
+    extra_sweep(seeds, log=lambda line: print(line, flush=True), on_seed=save_extra)
+    print(f"wrote {EXTRA_PATH} in {time.perf_counter() - start:.0f} s")
+
+
 def main() -> None:
     start = time.perf_counter()
     table = sweep(log=lambda line: print(line, flush=True))
@@ -130,4 +220,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if "--extra" in sys.argv[1:]:
+        main_extra()
+    else:
+        main()

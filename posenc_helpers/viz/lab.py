@@ -23,6 +23,7 @@ __all__ = [
     "plot_attention_vs_distance",
     "plot_similarity",
     "plot_pair_usage",
+    "plot_accuracy_at_train_len",
     "make_accuracy_figure",
     "make_scaling_figure",
     "make_sweep_figure",
@@ -163,6 +164,38 @@ def plot_pair_usage(ax, usage, wavelengths, train_len, *, title="") -> list:
     ax.set_ylabel("share of |q·k| (averaged)")
     ax.set_title(title)
     return list(bars)
+
+
+def plot_accuracy_at_train_len(ax, acc, *, threshold=0.95, chance=None, title="") -> dict:
+    """Accuracy at the training length, one column per scheme, one marker per seed (an in-distribution check).
+
+    ``acc`` maps a scheme to its accuracies at L, one per seed. A dashed line
+    marks ``threshold`` ("learned"); a dotted one ``chance``. Returns the marker
+    collection per scheme.
+
+    >>> fig, ax = new_figure()
+    >>> h = plot_accuracy_at_train_len(ax, {"rope": [1.0, 0.99], "alibi": [0.85, 0.8]})
+    >>> h["alibi"].get_offsets().tolist()
+    [[1.0, 0.85], [1.0, 0.8]]
+    """
+    marks = {}
+    for x, (scheme, values) in enumerate(acc.items()):
+        label, colour, _, marker = SCHEME_STYLE[scheme]
+        values = np.asarray(values, dtype=float)
+        marks[scheme] = ax.scatter(np.full(values.shape, x, dtype=float), values, s=70, color=colour, marker=marker,
+                                   zorder=3, label=label)
+    ax.axhline(threshold, color="0.3", linewidth=1, linestyle="--")
+    ax.text(len(acc) - 0.5, threshold - 0.02, f"{threshold:g} ", ha="right", va="top", color="0.3")
+    if chance is not None:
+        ax.axhline(chance, color="0.4", linewidth=1, linestyle=(0, (1, 3)))
+        ax.text(len(acc) - 0.5, chance + 0.02, "chance ", ha="right", va="bottom", color="0.3")
+    ax.set_xticks(range(len(acc)))
+    ax.set_xticklabels([SCHEME_STYLE[s][0] for s in acc], rotation=20)
+    ax.set_xlim(-0.5, len(acc) - 0.5)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("accuracy at L (all positions)")
+    ax.set_title(title)
+    return marks
 
 
 # --- the shipped sweep: the static figures and the slider demo --------------------------------------

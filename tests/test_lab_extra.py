@@ -67,3 +67,29 @@ def test_the_regenerating_function_reproduces_one_row_of_the_file(res):
     entry = results.extra_run(0, "back3", "alibi")
     np.testing.assert_array_equal(np.round(entry["accuracy"], 4), res["table"][0, "back3", "alibi"]["accuracy"])
     assert round(entry["final_loss"], 4) == res["table"][0, "back3", "alibi"]["final_loss"]
+
+
+def notebook12_extra_claims(at_l) -> dict[str, bool]:
+    """The asserts of notebook 12's section "Extra tasks", for one seed: ``at_l[task, scheme]`` is accuracy at L."""
+    return {
+        "learned, sinusoidal, RoPE learn back3": all(at_l["back3", s] >= 0.99 for s in ("learned", "sinusoidal", "rope")),
+        "ALiBi stays between 0.8 and 0.92 on back3": 0.8 <= at_l["back3", "alibi"] <= 0.92,
+        "NoPE stays at or below 0.5 on back3": at_l["back3", "none"] <= 0.5,
+        "four schemes learn recall": all(at_l["recall", s] >= 0.99 for s in ("learned", "sinusoidal", "rope", "alibi")),
+        "NoPE stays between 0.7 and 0.9 on recall": 0.7 <= at_l["recall", "none"] <= 0.9,
+    }
+
+
+@pytest.mark.parametrize("seed", results.SEEDS)
+def test_notebook12_extra_claims_hold_for_each_seed_in_the_file(res, seed):
+    at_l = {(t, s): res["table"][seed, t, s]["accuracy"][0] for t in ("back3", "recall") for s in lab.SCHEMES}
+    failed = [claim for claim, ok in notebook12_extra_claims(at_l).items() if not ok]
+    assert not failed, f"seed {seed}: {failed}"
+
+
+def test_the_claims_can_fail():
+    # a run where every scheme learned both tasks breaks the failure claims
+    perfect = {(t, s): 1.0 for t in ("back3", "recall") for s in lab.SCHEMES}
+    claims = notebook12_extra_claims(perfect)
+    assert not claims["ALiBi stays between 0.8 and 0.92 on back3"] and not claims["NoPE stays at or below 0.5 on back3"]
+    assert not claims["NoPE stays between 0.7 and 0.9 on recall"]

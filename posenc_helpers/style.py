@@ -10,6 +10,7 @@ matplotlib state: figures are built with :func:`new_figure` inside
 from __future__ import annotations
 
 import contextlib
+import functools
 
 from cycler import cycler
 from matplotlib.figure import Figure
@@ -48,6 +49,25 @@ def style():
 
     with matplotlib.rc_context(RC):
         yield
+
+
+def styled(fn):
+    """Decorator: run a drawing function inside :func:`style`, so the text it creates is projector-sized.
+
+    >>> @styled
+    ... def size():
+    ...     import matplotlib
+    ...     return matplotlib.rcParams["font.size"]
+    >>> size() == FONT_SIZE
+    True
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with style():
+            return fn(*args, **kwargs)
+
+    return wrapper
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, figsize=(8.0, 4.0), dpi: int = 80, **subplot_kw):

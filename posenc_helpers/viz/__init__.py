@@ -27,6 +27,7 @@ from ..style import (
     SEQUENTIAL_CMAP,
     new_figure,
     style,
+    styled,
 )
 
-__all__ = ["DIVERGING_CMAP", "FONT_SIZE", "OKABE_ITO", "RC", "SEQUENTIAL_CMAP", "new_figure", "style"]
+__all__ = ["DIVERGING_CMAP", "FONT_SIZE", "OKABE_ITO", "RC", "SEQUENTIAL_CMAP", "new_figure", "style", "styled"]

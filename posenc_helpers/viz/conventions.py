@@ -15,14 +15,12 @@ The functions draw onto Axes they are given and return the artists they made;
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from .. import _validate as v
 from ..conventions import interleaved_to_half_split, rope_half_split, sinusoidal_concat
 from ..core import rope, sinusoidal
-from . import DIVERGING_CMAP, OKABE_ITO, new_figure, style
+from . import DIVERGING_CMAP, OKABE_ITO, new_figure, styled
 
 __all__ = [
     "pair_colors",
@@ -38,16 +36,6 @@ __all__ = [
     "FIGURES",
     "DEMOS",
 ]
-
-def _styled(fn):
-    """Run a drawing function inside the house style, so text it creates is projector-sized."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with style():
-            return fn(*args, **kwargs)
-
-    return wrapper
 
 
 #: The demo's vector length: four pairs, one colour each.
@@ -73,7 +61,7 @@ def _even_dim(dim) -> int:
     return dim
 
 
-@_styled
+@styled
 def plot_pairings(ax, dim: int = 8) -> dict:
     """A pairing diagram: the interleaved slots on top, the half-split slots below, P between them.
 
@@ -131,7 +119,7 @@ def plot_pairings(ax, dim: int = 8) -> dict:
     return {"top": top, "bottom": bottom, "links": links, "targets": targets}
 
 
-@_styled
+@styled
 def plot_layout_heatmaps(axes, n_positions: int = 64, dim: int = 32) -> dict:
     """Three heatmaps over positions × slots: the paper's PE, P applied to it, and tensor2tensor's.
 
@@ -165,7 +153,7 @@ def plot_layout_heatmaps(axes, n_positions: int = 64, dim: int = 32) -> dict:
     return {"images": images, "values": values}
 
 
-@_styled
+@styled
 def plot_layout_bars(ax, values, pair_of_slot, title: str = "", animated: bool = False) -> dict:
     """Bars of one vector, slot by slot, each bar coloured by the pair its slot belongs to.
 
@@ -195,7 +183,7 @@ def plot_layout_bars(ax, values, pair_of_slot, title: str = "", animated: bool =
     return {"bars": list(bars), "title": title_text}
 
 
-@_styled
+@styled
 def plot_pair_arrows(ax, pairs, animated: bool = False) -> dict:
     """Each pair (a, b) as a hand from the origin to (a, b), on the unit circle, one colour per pair.
 
@@ -230,7 +218,7 @@ def plot_pair_arrows(ax, pairs, animated: bool = False) -> dict:
     return {"hands": hands, "tips": tips}
 
 
-@_styled
+@styled
 def make_pairings():
     """The figure ``figures/07-pairings.png``: the pairing diagram for D = 8.
 
@@ -241,7 +229,7 @@ def make_pairings():
     return fig
 
 
-@_styled
+@styled
 def make_paper_vs_t2t():
     """The figure ``figures/07-paper-vs-t2t.png``: paper, P·paper and tensor2tensor over 64 positions, D = 32.
 
@@ -270,7 +258,7 @@ def demo_vector(dim: int = DEMO_DIM) -> np.ndarray:
     return x
 
 
-@_styled
+@styled
 def make_layouts_figure(dim: int = DEMO_DIM):
     """The demo figure: interleaved bars, half-split bars, and the pairs as hands.
 

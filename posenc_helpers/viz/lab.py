@@ -8,11 +8,9 @@ draws; nothing here trains. The slider demo reads the shipped sweep,
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
-from . import OKABE_ITO, new_figure, style
+from . import OKABE_ITO, new_figure, styled
 
 __all__ = [
     "SCHEME_STYLE",
@@ -48,15 +46,6 @@ METHOD_STYLE = {
     "ntk": ("RoPE + NTK, no fine-tuning", OKABE_ITO[2], "-."),
     "yarn": ("RoPE + YaRN, no fine-tuning", OKABE_ITO[3], ":"),
 }
-
-
-def _styled(fn):
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with style():
-            return fn(*args, **kwargs)
-
-    return wrapper
 
 
 def _shade_beyond(ax, train_len, right):
@@ -220,7 +209,7 @@ def _load():
     return results.load()
 
 
-@_styled
+@styled
 def make_accuracy_figure(res=None):
     """The figure ``figures/12-accuracy-vs-length.png``: the shipped three-seed sweep, mean and range.
 
@@ -242,7 +231,7 @@ def make_accuracy_figure(res=None):
     return fig
 
 
-@_styled
+@styled
 def make_scaling_figure(res=None):
     """The figure ``figures/12-rope-scaling.png``: RoPE at test time with PI, NTK, YaRN at s = T/L, no fine-tuning.
 
@@ -267,7 +256,7 @@ def make_scaling_figure(res=None):
     return fig
 
 
-@_styled
+@styled
 def make_sweep_figure(res=None, length=256, factor=8):
     """The demo figure: per task, accuracy against T for every scheme and RoPE scaled by s; markers at T.
 

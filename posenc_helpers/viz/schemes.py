@@ -19,15 +19,13 @@ The functions draw onto Axes they are given and return the artists they made;
 
 from __future__ import annotations
 
-import functools
-
 import matplotlib
 import numpy as np
 from matplotlib.patches import Rectangle
 
 from .. import _validate as v
 from ..core import alibi_bias, alibi_slopes, frequencies, rope, sinusoidal
-from . import DIVERGING_CMAP, OKABE_ITO, new_figure, style
+from . import DIVERGING_CMAP, OKABE_ITO, new_figure, styled
 
 __all__ = [
     "learned_table",
@@ -62,17 +60,6 @@ ALIBI_N_HEADS = 8
 #: Colours: learned, sinusoid, RoPE, ALiBi heads; the region beyond the training length.
 BEYOND_COLOR = "0.45"
 BEYOND_ALPHA = 0.25
-
-
-def _styled(fn):
-    """Run a drawing function inside the house style, so text it creates is projector-sized."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with style():
-            return fn(*args, **kwargs)
-
-    return wrapper
 
 
 def learned_table(n_positions, dim, seed: int = 0) -> np.ndarray:
@@ -197,7 +184,7 @@ def alibi_mass_beyond(train_len, row_len, n_heads: int = ALIBI_N_HEADS, content=
 # --- static pictures -----------------------------------------------------------------------------
 
 
-@_styled
+@styled
 def plot_learned_table(ax, table, show_until=None) -> dict:
     """Heatmap of a position table (rows = positions), with the missing rows beyond P hatched.
 
@@ -236,7 +223,7 @@ def plot_learned_table(ax, table, show_until=None) -> dict:
     return {"image": image, "edge": edge, "missing": missing, "colorbar": colorbar}
 
 
-@_styled
+@styled
 def plot_alibi_slopes(ax, n_heads: int = 12) -> dict:
     """The paper's ALiBi slopes next to the naive formula's, one marker per head, on a log axis.
 
@@ -264,7 +251,7 @@ def plot_alibi_slopes(ax, n_heads: int = 12) -> dict:
     return {"paper": paper, "naive": naive}
 
 
-@_styled
+@styled
 def plot_alibi_bias(axes, seq_len: int = 12, n_heads: int = 12, heads=(0, 7, 8, 11), causal: bool = True) -> dict:
     """Heatmaps of the ALiBi bias −m_h·|i − j| for some heads, future keys (j > i) greyed out if ``causal``.
 
@@ -311,7 +298,7 @@ def plot_alibi_bias(axes, seq_len: int = 12, n_heads: int = 12, heads=(0, 7, 8, 
     return {"images": images, "values": values, "colorbars": colorbars}
 
 
-@_styled
+@styled
 def plot_alibi_mass_beyond(ax, train_len: int = 512, max_len: int = 4 * 512, heads=(5, 6, 7),
                            n_heads: int = ALIBI_N_HEADS) -> dict:
     """Softmax mass on distances Δ ≥ L against row length, for some ALiBi heads and for no position bias.
@@ -350,7 +337,7 @@ def plot_alibi_mass_beyond(ax, train_len: int = 512, max_len: int = 4 * 512, hea
     return {"rows": rows, "alibi": lines, "uniform": uniform}
 
 
-@_styled
+@styled
 def make_alibi_mass_beyond():
     """The figure ``figures/08-alibi-mass-beyond.png``: mass beyond L = 512 for heads 5–7 of 8.
 
@@ -372,7 +359,7 @@ def _fixed_qk(dim: int = DIM, seed: int = 1):
     return q, q.copy()
 
 
-@_styled
+@styled
 def plot_score_vs_distance(axes, train_len: int = 512, distance: int = 768, max_distance: int = MAX_DISTANCE,
                            animated: bool = False) -> dict:
     """Four panels of score against distance Δ: learned table, added sinusoids, RoPE, ALiBi.
@@ -478,7 +465,7 @@ def update_score_vs_distance(handles, train_len, distance) -> dict:
     return values
 
 
-@_styled
+@styled
 def make_alibi_bias():
     """The figure ``figures/08-alibi-bias.png``: causal ALiBi bias for heads 0, 7, 8 and 11 of 12, 2 × 2.
 
@@ -491,7 +478,7 @@ def make_alibi_bias():
     return fig
 
 
-@_styled
+@styled
 def make_score_vs_distance():
     """The figure ``figures/08-score-vs-distance.png``: the four panels, training length 512, Δ = 768.
 
@@ -504,7 +491,7 @@ def make_score_vs_distance():
 # --- the slider demo -------------------------------------------------------------------------------
 
 
-@_styled
+@styled
 def make_distance_figure(train_len: int = 512, distance: int = 768):
     """The demo figure: a 2 × 2 grid of score-against-distance panels, markers animated for blitting.
 

@@ -14,14 +14,12 @@ the demo only moves those artists, and the tests read their data.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from .. import _validate as v
 from ..attention import embed_words, random_head, self_attention
 from ..core import sinusoidal
-from . import DIVERGING_CMAP, OKABE_ITO, new_figure, style
+from . import DIVERGING_CMAP, OKABE_ITO, new_figure, styled
 
 __all__ = [
     "binary_code",
@@ -45,17 +43,6 @@ D_MODEL, D_HEAD = 8, 4
 N_POS, N_BITS, DIM = 128, 7, 16
 #: The demo's starting position: 31 → 32 flips six bits at once.
 DEFAULT_POS = 32
-
-
-def _styled(fn):
-    """Run a drawing function inside the house style, so text it creates is projector-sized."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with style():
-            return fn(*args, **kwargs)
-
-    return wrapper
 
 
 def binary_code(pos, n_bits) -> np.ndarray:
@@ -103,7 +90,7 @@ def _shuffle_outputs(sentences=SENTENCES, causal=False, seed: int = 0):
     return [self_attention(embed_words(s, D_MODEL, seed), w_q, w_k, w_v, causal) for s in sentences]
 
 
-@_styled
+@styled
 def plot_shuffle(axes, sentences=SENTENCES, seed: int = 0) -> dict:
     """Heatmaps of one head's outputs: a row per word, for each sentence, without and with a causal mask.
 
@@ -145,7 +132,7 @@ def plot_shuffle(axes, sentences=SENTENCES, seed: int = 0) -> dict:
     return {"images": images, "outputs": outputs, "colorbar": colorbar}
 
 
-@_styled
+@styled
 def make_shuffle():
     """The figure ``figures/00-shuffle.png``: one seeded head on "dog bites man" and "man bites dog".
 
@@ -160,7 +147,7 @@ def make_shuffle():
 # --- binary counter beside the sinusoids (static figure and slider demo share this) ------------------
 
 
-@_styled
+@styled
 def plot_counter(axes, pos: int = DEFAULT_POS, n_pos: int = N_POS, n_bits: int = N_BITS, dim: int = DIM,
                  animated: bool = False) -> dict:
     """Bits of a binary counter beside the sinusoidal encoding, with the column at ``pos`` as bars.
@@ -276,7 +263,7 @@ def update_counter_demo(handles, pos) -> str:
     return _counter_readout(update_counter(handles, pos))
 
 
-@_styled
+@styled
 def make_counter_figure(pos: int = DEFAULT_POS):
     """The demo figure: bits and sinusoids over positions, the column at ``pos`` as bars; markers animated.
 
@@ -288,7 +275,7 @@ def make_counter_figure(pos: int = DEFAULT_POS):
     return fig, handles
 
 
-@_styled
+@styled
 def make_bits_vs_sinusoids():
     """The figure ``figures/00-bits-vs-sinusoids.png``: the counter figure at pos = 32.
 

@@ -462,6 +462,29 @@ def _message(mark: str, name: str, code: str | None, sentence: str, hint: str = 
 
 
 
+#: The kinds of failure a checker names when none of the common mistakes explains the answers, most specific first.
+_FAILURE_KINDS = ("not-implemented", "raised", "wrong-shape", "not-finite")
+
+
+def _first_failure(kinds, right) -> tuple[str, int]:
+    """The most specific failure among the calls and the first call that shows it.
+
+    ``kinds`` holds one kind per probe call ("not-implemented", "raised",
+    "wrong-shape", "not-finite", or anything else for an answer that came
+    back); ``right`` says which answers are right. With none of the failure
+    kinds, the answer is ("wrong", the first wrong call).
+
+    >>> _first_failure(["vector", "raised", "not-implemented"], [True, False, False])
+    ('not-implemented', 2)
+    >>> _first_failure(["vector", "vector"], [True, False])
+    ('wrong', 1)
+    """
+    for kind in _FAILURE_KINDS:
+        if kind in kinds:
+            return kind, list(kinds).index(kind)
+    return "wrong", list(right).index(False)
+
+
 def _diagnose(name: str, fn, probes, length, reference, variants, model_dim_family, texts: dict) -> CheckResult:
     """Run ``fn`` on every probe and name the most specific mistake that explains its answers."""
     if not callable(fn):
@@ -514,24 +537,21 @@ def _diagnose(name: str, fn, probes, length, reference, variants, model_dim_fami
         return result(found.codes[0], found.sentence, found.hint, index, notes)
 
     # Otherwise the most specific kind of failure, shown on its first probe.
-    for kind in ("not-implemented", "raised", "wrong-shape", "not-finite"):
-        index = next((i for i, o in enumerate(outcomes) if o.kind == kind), None)
-        if index is None:
-            continue
-        outcome = outcomes[index]
-        if kind == "not-implemented":
-            return result(kind, "Not implemented yet: it still raises NotImplementedError.",
-                          f"Replace the raise line with your code: {texts['formula']}.", index)
-        if kind == "raised":
-            return result(kind, f"It raised {outcome.detail}.",
-                          f"Run {_call_text(name, probes[index])} in a cell of its own to see the traceback.", index)
-        if kind == "wrong-shape":
-            return result(kind, f"It returned {outcome.what} where {texts['length']} = {length(probes[index])} "
-                                "numbers belong.",
-                          outcome.hint or "Return a list, tuple or 1-D numpy array of floats.", index)
+    kind, index = _first_failure([o.kind for o in outcomes], right)
+    outcome = outcomes[index]
+    if kind == "not-implemented":
+        return result(kind, "Not implemented yet: it still raises NotImplementedError.",
+                      f"Replace the raise line with your code: {texts['formula']}.", index)
+    if kind == "raised":
+        return result(kind, f"It raised {outcome.detail}.",
+                      f"Run {_call_text(name, probes[index])} in a cell of its own to see the traceback.", index)
+    if kind == "wrong-shape":
+        return result(kind, f"It returned {outcome.what} where {texts['length']} = {length(probes[index])} "
+                            "numbers belong.",
+                      outcome.hint or "Return a list, tuple or 1-D numpy array of floats.", index)
+    if kind == "not-finite":
         return result(kind, "It returned NaN or infinity.",
                       "sin and cos stay between −1 and 1; look for a division by zero or an overflow.", index)
-    index = right.index(False)
     return result("wrong", "Its values are wrong in a way none of the common mistakes explains.",
                   f"Check each element against the formula: {texts['formula']}.", index)
 
@@ -944,24 +964,21 @@ def _diagnose_matrix(fn) -> CheckResult:
             index = next((i for i, p in enumerate(HF_PROBES) if not right[i]
                           and not np.array_equal(primary(p), expected[i])), right.index(False))
             return message(variant.codes[0], variant.sentence, variant.hint, index)
-    for kind in ("not-implemented", "raised", "wrong-shape", "not-finite"):
-        index = next((i for i, o in enumerate(outcomes) if o.kind == kind), None)
-        if index is None:
-            continue
-        outcome = outcomes[index]
-        if kind == "not-implemented":
-            return message(kind, "Not implemented yet: it still raises NotImplementedError.",
-                           "Replace the raise line with your code: within each head, Hugging Face's row "
-                           "t·D/2 + k goes back to Meta's row 2k + t.", index)
-        if kind == "raised":
-            return message(kind, f"It raised {outcome.detail}.",
-                           "Run it on a small w in a cell of its own to see the traceback.", index)
-        if kind == "wrong-shape":
-            return message(kind, f"It returned {outcome.what} where an array of the shape of w belongs.",
-                           outcome.hint or "Return an array of the same shape as w.", index)
+    kind, index = _first_failure([o.kind for o in outcomes], right)
+    outcome = outcomes[index]
+    if kind == "not-implemented":
+        return message(kind, "Not implemented yet: it still raises NotImplementedError.",
+                       "Replace the raise line with your code: within each head, Hugging Face's row "
+                       "t·D/2 + k goes back to Meta's row 2k + t.", index)
+    if kind == "raised":
+        return message(kind, f"It raised {outcome.detail}.",
+                       "Run it on a small w in a cell of its own to see the traceback.", index)
+    if kind == "wrong-shape":
+        return message(kind, f"It returned {outcome.what} where an array of the shape of w belongs.",
+                       outcome.hint or "Return an array of the same shape as w.", index)
+    if kind == "not-finite":
         return message("wrong", "It returned NaN or infinity.", "Only reorder the rows; no arithmetic is needed.",
                        index)
-    index = right.index(False)
     return message("wrong", "Its rows are in an order none of the common mistakes explains.",
                    "Within each head, Hugging Face's row t·D/2 + k must go back to Meta's row 2k + t.", index)
 
@@ -1080,24 +1097,21 @@ def check_alibi_slopes(fn) -> CheckResult:
             index = next(i for i, n in enumerate(ALIBI_PROBES) if not right[i])
             notes = ["The power-of-two formula is also used for every n."] if len(variant.codes) > 1 else []
             return result(variant.codes[0], variant.sentence, variant.hint, index, notes)
-    for kind in ("not-implemented", "raised", "wrong-shape", "not-finite"):
-        index = next((i for i, o in enumerate(outcomes) if o.kind == kind), None)
-        if index is None:
-            continue
-        outcome = outcomes[index]
-        if kind == "not-implemented":
-            index = ALIBI_PROBES.index(12) if outcomes[ALIBI_PROBES.index(12)].kind == kind else index
-            return result(kind, "Not implemented yet: it still raises NotImplementedError.",
-                          "Replace the raise line with your code: 2^(−8(h+1)/n) for a power of two n, and the "
-                          "c + every-other-of-2c rule otherwise.", index)
-        if kind == "raised":
-            return result(kind, f"It raised {outcome.detail}.",
-                          f"Run {name}({ALIBI_PROBES[index]}) in a cell of its own to see the traceback.", index)
-        if kind == "wrong-shape":
-            return result(kind, f"It returned {outcome.what} where n = {ALIBI_PROBES[index]} numbers belong.",
-                          outcome.hint or "Return a list or 1-D numpy array of n floats, one per head.", index)
+    kind, index = _first_failure([o.kind for o in outcomes], right)
+    outcome = outcomes[index]
+    if kind == "not-implemented":
+        index = ALIBI_PROBES.index(12) if outcomes[ALIBI_PROBES.index(12)].kind == kind else index
+        return result(kind, "Not implemented yet: it still raises NotImplementedError.",
+                      "Replace the raise line with your code: 2^(−8(h+1)/n) for a power of two n, and the "
+                      "c + every-other-of-2c rule otherwise.", index)
+    if kind == "raised":
+        return result(kind, f"It raised {outcome.detail}.",
+                      f"Run {name}({ALIBI_PROBES[index]}) in a cell of its own to see the traceback.", index)
+    if kind == "wrong-shape":
+        return result(kind, f"It returned {outcome.what} where n = {ALIBI_PROBES[index]} numbers belong.",
+                      outcome.hint or "Return a list or 1-D numpy array of n floats, one per head.", index)
+    if kind == "not-finite":
         return result(kind, "It returned NaN or infinity.", "Every slope lies between 0 and 1.", index)
-    index = right.index(False)
     return result("wrong", "Its slopes are wrong in a way none of the common mistakes explains.",
                   "For a power of two n, m_h = 2^(−8(h+1)/n); otherwise the first c slopes for c, then every "
                   "other slope of the 2c sequence.", index)
@@ -1256,28 +1270,26 @@ def check_new_base(fn) -> CheckResult:
                         "the new base, one number.",
                         "NTK-aware scaling leaves the formula ω_k = base^(−2k/D) alone and changes only the base: "
                         "return base * s ** (D / (D - 2)).", first_wrong, f"an array of {arr.size} frequencies")
-    for want in ("not-implemented", "raised"):
-        index = next((i for i, (k, _) in enumerate(calls) if k == want), None)
-        if index is None:
-            continue
-        if want == "not-implemented":
-            return fail(want, "Not implemented yet: it still raises NotImplementedError.",
-                        "Replace the raise line with your code: the base that divides the slowest pair by s.",
-                        index, "NotImplementedError")
-        return fail(want, f"It raised {calls[index][1]}.",
+    kinds = [k if k != "value" else "wrong-shape" if v is None else "value" if math.isfinite(v) else "not-finite"
+             for (k, _), v in zip(calls, values, strict=True)]
+    kind, index = _first_failure(kinds, right)
+    if kind == "not-implemented":
+        return fail(kind, "Not implemented yet: it still raises NotImplementedError.",
+                    "Replace the raise line with your code: the base that divides the slowest pair by s.",
+                    index, "NotImplementedError")
+    if kind == "raised":
+        return fail(kind, f"It raised {calls[index][1]}.",
                     f"Run {call_text(NEW_BASE_PROBES[index])} in a cell of its own to see the traceback.",
                     index, shown[index])
-    index = next((i for i, v in enumerate(values) if v is None), None)
-    if index is not None:
-        return fail("wrong-shape", f"It returned {shown[index]} where one number belongs.",
+    if kind == "wrong-shape":
+        return fail(kind, f"It returned {shown[index]} where one number belongs.",
                     "Return the new base as a single float.", index, shown[index])
-    index = next((i for i, v in enumerate(values) if not math.isfinite(v)), None)
-    if index is not None:
-        return fail("not-finite", "It returned NaN or infinity.",
+    if kind == "not-finite":
+        return fail(kind, "It returned NaN or infinity.",
                     "Look for a division by zero (D − 2 is 0 only for D = 2) or an overflow.", index, shown[index])
     return fail("wrong", "Its values are wrong in a way none of the common mistakes explains.",
                 "base' = base · s^(D/(D−2)); for base 10000, s = 8, D = 128 that is about 82,685.",
-                first_wrong, shown[first_wrong])
+                index, shown[index])
 
 
 #: Mistake codes of check_collisions (10), most specific first.
@@ -1356,6 +1368,19 @@ def _collision_variants():
     ]
 
 
+def _collisions_reference(pos: int, lo: int, hi: int) -> set[int]:
+    """check_collisions' answer: the n in range(lo, hi) that bfloat16 stores as the same number as pos.
+
+    >>> sorted(_collisions_reference(257, 250, 262))      # 257 is a tie and goes to the even 256
+    [256, 257]
+    """
+    from .precision import round_to
+
+    # n collides with pos when bf16(n) = bf16(pos)
+    stored = round_to(np.arange(lo, hi), "bfloat16")
+    return {int(n) for n in np.arange(lo, hi)[stored == float(round_to(pos, "bfloat16"))]}
+
+
 def check_collisions(fn) -> CheckResult:
     """Check a learner's ``collisions(pos, lo, hi)``: the positions n, lo ≤ n < hi, stored like ``pos`` in bfloat16.
 
@@ -1373,15 +1398,9 @@ def check_collisions(fn) -> CheckResult:
     ...                                       if ml_dtypes.bfloat16(n) == ml_dtypes.bfloat16(pos)}).mistake
     'range-includes-hi'
     """
-    from .precision import round_to
-
     name = "collisions"
     if not callable(fn):
         return _not_callable(name, "check_collisions", fn)
-
-    def reference(pos, lo, hi):
-        stored = round_to(np.arange(lo, hi), "bfloat16")
-        return {int(n) for n in np.arange(lo, hi)[stored == float(round_to(pos, "bfloat16"))]}
 
     def as_set(result):
         if result is None:
@@ -1414,7 +1433,7 @@ def check_collisions(fn) -> CheckResult:
     def call_text(probe):
         return f"{name}{probe}"
 
-    expected = [reference(*p) for p in COLLISION_PROBES]
+    expected = [_collisions_reference(*p) for p in COLLISION_PROBES]
     calls = [_raw_call(fn, p) for p in COLLISION_PROBES]
     answers, shown = [], []
     for kind, result in calls:
@@ -1440,19 +1459,18 @@ def check_collisions(fn) -> CheckResult:
             if all(a == compute(*p) for a, p in zip(answers, COLLISION_PROBES, strict=True)):
                 index = next(i for i, (a, e) in enumerate(zip(answers, expected, strict=True)) if a != e)
                 return fail(code, sentence, hint, index)
-    for want in ("not-implemented", "raised"):
-        index = next((i for i, (k, _) in enumerate(calls) if k == want), None)
-        if index is None:
-            continue
-        if want == "not-implemented":
-            return fail(want, "Not implemented yet: it still raises NotImplementedError.",
-                        "Replace the raise line with your code: keep each n in range(lo, hi) that bfloat16 stores "
-                        "as the same number as pos.", index)
-        return fail(want, f"It raised {calls[index][1]}.",
+    kinds = [k if k != "value" else "wrong-shape" if a is None else "value"
+             for (k, _), a in zip(calls, answers, strict=True)]
+    kind, index = _first_failure(kinds, right)
+    if kind == "not-implemented":
+        return fail(kind, "Not implemented yet: it still raises NotImplementedError.",
+                    "Replace the raise line with your code: keep each n in range(lo, hi) that bfloat16 stores "
+                    "as the same number as pos.", index)
+    if kind == "raised":
+        return fail(kind, f"It raised {calls[index][1]}.",
                     f"Run {call_text(COLLISION_PROBES[index])} in a cell of its own to see the traceback.", index)
-    index = next((i for i, a in enumerate(answers) if a is None), None)
-    if index is not None:
-        return fail("wrong-shape", f"It returned {shown[index]} where a set of integer positions belongs.",
+    if kind == "wrong-shape":
+        return fail(kind, f"It returned {shown[index]} where a set of integer positions belongs.",
                     "Return a set (or list) of ints, such as {256, 257}.", index)
     return fail("wrong", "Its sets are wrong in a way none of the common mistakes explains.",
-                "Keep n when bfloat16 stores n and pos as the same number.", right.index(False))
+                "Keep n when bfloat16 stores n and pos as the same number.", index)

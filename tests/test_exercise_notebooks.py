@@ -8,95 +8,67 @@ solution's code, gets a message naming it.
 
 from __future__ import annotations
 
-import ast
-import json
 import textwrap
 from pathlib import Path
 
 import pytest
+from exercise_cells import (
+    NOT_IMPLEMENTED,
+    NOTEBOOKS,
+    SOLUTIONS,
+    assert_friendly,
+    by_id,
+    cells,
+    namespace,
+    only_raises_not_implemented,
+    outputs,
+    solution_lines,
+    source,
+)
 
 from posenc_helpers.checks import check_rope, check_sinusoid, compare_script
 
-ROOT = Path(__file__).resolve().parent.parent
-STARTER = ROOT / "notebooks" / "05-exercise.ipynb"
-SOLUTION = ROOT / "notebooks" / "solutions" / "05-exercise-solution.ipynb"
+STARTER = NOTEBOOKS / "05-exercise.ipynb"
+SOLUTION = SOLUTIONS / "05-exercise-solution.ipynb"
 ANSWER_CELLS = {"answer-sinusoid": "sinusoid", "answer-rotate": "rotate"}
 
 
-def _cells(path: Path) -> list[dict]:
-    """The notebook's cells without the generated navigation cells."""
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    return [c for c in nb["cells"] if not "".join(c["source"]).startswith("<!--NAVIGATION-->")]
-
-
-def _source(cell) -> str:
-    return "".join(cell["source"])
-
-
-def _by_id(path: Path) -> dict[str, dict]:
-    return {c["id"]: c for c in _cells(path)}
-
-
 def _namespace(path: Path, replace: dict[str, str] | None = None) -> dict:
-    """Run the imports and the answer cells, kernel-free; ``replace`` edits the answer code first."""
-    cells = _by_id(path)
-    ns: dict = {}
-    imports = "\n".join(line for line in _source(cells["imports"]).splitlines() if not line.startswith("%"))
-    exec(imports, ns)
-    for cell_id in ANSWER_CELLS:
-        code = _source(cells[cell_id])
-        for old, new in (replace or {}).items():
-            code = code.replace(old, new)
-        exec(code, ns)
-    return ns
-
-
-def _function_body(path: Path, cell_id: str, name: str) -> list[ast.stmt]:
-    tree = ast.parse(_source(_by_id(path)[cell_id]))
-    (fn,) = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == name]
-    body = fn.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-        body = body[1:]  # the docstring
-    return body
+    """Run the imports and the two answer cells, kernel-free; ``replace`` edits the answer code first."""
+    ids = by_id(path)
+    return namespace(source(ids["imports"]), [source(ids[cell_id]) for cell_id in ANSWER_CELLS], replace)
 
 
 def test_the_two_notebooks_differ_only_in_the_title_and_the_answers():
-    starter, solution = _cells(STARTER), _cells(SOLUTION)
+    starter, solution = cells(STARTER), cells(SOLUTION)
     assert [c["id"] for c in starter] == [c["id"] for c in solution]
     for a, b in zip(starter, solution, strict=True):
         if a["id"] in ANSWER_CELLS or a["id"] == "intro":
             continue
-        assert (a["cell_type"], _source(a)) == (b["cell_type"], _source(b)), a["id"]
-    assert _source(starter[0]).startswith("# Exercise: the sinusoid and the rotation\n")
-    assert _source(solution[0]).startswith("# Exercise solution: the sinusoid and the rotation\n")
+        assert (a["cell_type"], source(a)) == (b["cell_type"], source(b)), a["id"]
+    assert source(starter[0]).startswith("# Exercise: the sinusoid and the rotation\n")
+    assert source(solution[0]).startswith("# Exercise solution: the sinusoid and the rotation\n")
     # the intro differs only in its title line and the pointer back to the starter
-    assert _source(starter[0]).split("**In this notebook**")[1] == _source(solution[0]).split("**In this notebook**")[1]
+    assert source(starter[0]).split("**In this notebook**")[1] == source(solution[0]).split("**In this notebook**")[1]
 
 
 @pytest.mark.parametrize("cell_id, name", ANSWER_CELLS.items())
 def test_the_starter_functions_only_raise_not_implemented(cell_id, name):
-    body = _function_body(STARTER, cell_id, name)
-    assert len(body) == 1 and isinstance(body[0], ast.Raise), ast.dump(body[0])
-    call = body[0].exc
-    assert isinstance(call, ast.Call) and call.func.id == "NotImplementedError"
+    assert only_raises_not_implemented(by_id(STARTER)[cell_id], name)
     # the docstring and signature are the same as the solution's
-    starter_def = _source(_by_id(STARTER)[cell_id]).split("raise")[0]
-    assert _source(_by_id(SOLUTION)[cell_id]).startswith(starter_def)
+    starter_def = source(by_id(STARTER)[cell_id]).split("raise")[0]
+    assert source(by_id(SOLUTION)[cell_id]).startswith(starter_def)
 
 
 @pytest.mark.parametrize("cell_id, name", ANSWER_CELLS.items())
 def test_no_solution_code_leaks_into_the_starter(cell_id, name):
-    starter_lines = {line.strip() for c in _cells(STARTER) for line in _source(c).splitlines()}
-    solution_lines = []
-    for stmt in _function_body(SOLUTION, cell_id, name):
-        solution_lines += [line.strip() for line in ast.unparse(stmt).splitlines()]
-    solution_lines += [line.split("#", 1)[1].strip() for line in _source(_by_id(SOLUTION)[cell_id]).splitlines()
-                       if "#" in line]
-    assert len(solution_lines) >= 5
-    for line in solution_lines:
+    starter_lines = {line.strip() for c in cells(STARTER) for line in source(c).splitlines()}
+    given_away = solution_lines(by_id(SOLUTION)[cell_id], name)
+    assert len(given_away) >= 5
+    for line in given_away:
         assert line not in starter_lines, f"the starter contains the solution's line {line!r}"
     # and none of the solution's trigonometry sits in the starter's code
-    starter_code = "\n".join(_source(c) for c in _cells(STARTER) if c["cell_type"] == "code")
+    starter_code = "\n".join(source(c) for c in cells(STARTER) if c["cell_type"] == "code")
     assert "math.sin(" not in starter_code and "math.cos(" not in starter_code
 
 
@@ -109,24 +81,13 @@ def test_the_solution_passes_every_check_and_the_starter_is_not_implemented():
 
 
 def _outputs(path: Path, cell_id: str) -> str:
-    cell = _by_id(path)[cell_id]
-    assert all(o["output_type"] != "error" for o in cell["outputs"]), f"{path.name}: {cell_id} stored an error"
-    texts = []
-    for o in cell["outputs"]:
-        texts.append("".join(o.get("text", "")) + "".join(o.get("data", {}).get("text/plain", "")))
-    return "".join(texts)
+    return outputs(by_id(path)[cell_id])
 
 
 def test_the_starter_stores_friendly_feedback_not_tracebacks():
-    for cell in _cells(STARTER):
-        for output in cell.get("outputs", []):
-            assert output["output_type"] != "error"
-            assert output.get("name") != "stderr"
-            assert "Traceback" not in json.dumps(output)
-    assert _outputs(STARTER, "check-sinusoid").startswith(
-        "✗ sinusoid [not-implemented]: Not implemented yet: it still raises NotImplementedError.")
-    assert _outputs(STARTER, "check-rotate").startswith(
-        "✗ rotate [not-implemented]: Not implemented yet: it still raises NotImplementedError.")
+    assert_friendly(cells(STARTER))
+    assert _outputs(STARTER, "check-sinusoid").startswith(f"✗ sinusoid [not-implemented]: {NOT_IMPLEMENTED}")
+    assert _outputs(STARTER, "check-rotate").startswith(f"✗ rotate [not-implemented]: {NOT_IMPLEMENTED}")
     script = _outputs(STARTER, "script")
     assert "error: PE raised NotImplementedError" in script and "error: ROPE raised NotImplementedError" in script
     assert script.rstrip().endswith("lines differ (marked ✗).")
@@ -162,9 +123,7 @@ SLIPS = [
 
 @pytest.mark.parametrize("name, replace, code", SLIPS, ids=[f"{n}-{c}-{i}" for i, (n, _, c) in enumerate(SLIPS)])
 def test_a_wrong_answer_reads_one_sentence_naming_the_mistake(name, replace, code):
-    source = "".join(_source(_by_id(SOLUTION)[cell_id]) for cell_id in ANSWER_CELLS)
-    assert all(old in source for old in replace), "the slip no longer matches the solution's code"
-    ns = _namespace(SOLUTION, replace)
+    ns = _namespace(SOLUTION, replace)  # each slip must match the solution's code
     result = (check_sinusoid if name == "sinusoid" else check_rope)(ns[name])
     assert result.mistake == code, result.message
     first = result.message.splitlines()[0]
@@ -173,10 +132,9 @@ def test_a_wrong_answer_reads_one_sentence_naming_the_mistake(name, replace, cod
 
 
 def test_the_script_cell_shows_a_wrong_rotation_in_the_dot_lines():
-    cells = _by_id(SOLUTION)
     ns = _namespace(SOLUTION, {"a * math.cos(theta) - b * math.sin(theta)": "a * math.cos(theta) + b * math.sin(theta)",
                                "a * math.sin(theta) + b * math.cos(theta)": "-a * math.sin(theta) + b * math.cos(theta)"})
-    script_source = textwrap.dedent(_source(cells["script"]))
+    script_source = textwrap.dedent(source(by_id(SOLUTION)["script"]))
     exec(script_source.rsplit("compare_script", 1)[0], ns)  # defines SCRIPT
     comparison = compare_script(ns["SCRIPT"], ns["sinusoid"], ns["rotate"])
     differing = {row.line for row in comparison.rows if not row.same}

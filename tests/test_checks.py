@@ -323,13 +323,19 @@ def test_the_message_names_the_mistake_and_shows_one_example():
     assert result.example == ((1.0, 0.0), 1)
 
 
-def test_the_first_line_is_one_sentence_for_every_mistake():
-    for code, fn in BUGGY_SINUSOIDS + BUGGY_ROTATIONS:
-        check = check_sinusoid if (code, fn) in BUGGY_SINUSOIDS else check_rope
-        first = str(check(fn)).splitlines()[0]
-        sentence = first.split("]: ", 1)[1]
-        assert sentence[0].isupper() and sentence.endswith("."), first
-        assert "Traceback" not in str(check(fn))
+# Each buggy function with the checker it was written for (the not-implemented stub is in both lists).
+CHECKED = ([(check_sinusoid, "sinusoid", code, fn) for code, fn in BUGGY_SINUSOIDS]
+           + [(check_rope, "rotate", code, fn) for code, fn in BUGGY_ROTATIONS])
+
+
+@pytest.mark.parametrize("check, name, code, fn", CHECKED, ids=[f"{n}-{c}-{i}" for i, (_, n, c, _) in enumerate(CHECKED)])
+def test_the_first_line_is_one_sentence_for_every_mistake(check, name, code, fn):
+    text = str(check(fn))
+    first = text.splitlines()[0]
+    assert first.startswith(f"✗ {name} [{code}]: "), first
+    sentence = first.split("]: ", 1)[1]
+    assert sentence[0].isupper() and sentence.endswith("."), first
+    assert "Traceback" not in text
 
 
 def test_not_implemented_shows_the_target_values():
@@ -339,6 +345,12 @@ def test_not_implemented_shows_the_target_values():
     # the seed's worked trace, PE(2) for D = 4
     assert "expected: [0.9093, -0.4161, 0.0200, 0.9998]" in text
     assert "received: it raised NotImplementedError: write sinusoid(pos, D)" in text
+    # and the rotation's: rotate([1, 0], 1) is (cos 1, sin 1)
+    lines = str(check_rope(_stub)).splitlines()
+    assert lines[0] == "✗ rotate [not-implemented]: Not implemented yet: it still raises NotImplementedError."
+    assert lines[1].startswith("  Hint: Replace the raise line with your code: each pair (a, b) = (vec[2k], vec[2k+1])")
+    assert lines[2:] == ["  For example, rotate([1, 0], 1)", f"    expected: [{math.cos(1):.4f}, {math.sin(1):.4f}]",
+                         "    received: it raised NotImplementedError: write sinusoid(pos, D)"]
 
 
 def test_the_example_shows_the_main_mistake_when_there_are_two():

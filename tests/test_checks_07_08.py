@@ -21,6 +21,7 @@ from posenc_helpers.checks import (
     HF_PROBES,
     MISTAKES_07,
     MISTAKES_08,
+    _alibi_reference,
     check_alibi_slopes,
     check_hf_to_meta,
 )
@@ -98,10 +99,25 @@ def test_the_literal_slopes_pass():
 
 @settings(max_examples=30, deadline=None)
 @given(st.integers(1, 200))
-def test_a_right_answer_passes_whatever_its_type(n):
-    # a tuple counts as well as a list or an array
-    assert np.allclose(alibi_slopes(n), literal_alibi_slopes(n))
-    assert check_alibi_slopes(lambda k: tuple(literal_alibi_slopes(k))).passed
+def test_the_checkers_reference_is_the_papers_slopes_for_any_n(n):
+    # the checker compares with _alibi_reference: it must be the literal slopes for every n, not only the probes
+    np.testing.assert_allclose(_alibi_reference(n), literal_alibi_slopes(n), rtol=1e-12)
+    np.testing.assert_allclose(alibi_slopes(n), literal_alibi_slopes(n), rtol=1e-12)
+
+
+@pytest.mark.parametrize("as_type", [list, tuple, np.array, lambda slopes: np.array(slopes, dtype=np.float32)],
+                         ids=["list", "tuple", "array", "float32"])
+def test_a_right_answer_passes_whatever_its_type(as_type):
+    result = check_alibi_slopes(lambda n: as_type(literal_alibi_slopes(n)))
+    assert result.passed, result.message
+
+
+@pytest.mark.parametrize("n", ALIBI_PROBES)
+def test_an_answer_wrong_for_one_n_fails_on_that_n(n):
+    # every probe counts: halve the slopes for one n only, and the checker shows that n
+    result = check_alibi_slopes(lambda k: [m / 2 if k == n else m for m in literal_alibi_slopes(k)])
+    assert (result.passed, result.mistake, result.example) == (False, "wrong", (n,)), result.message
+    assert f"alibi_slopes_for({n})" in result.message
 
 
 def _c(n):

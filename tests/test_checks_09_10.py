@@ -21,6 +21,7 @@ from posenc_helpers.checks import (
     COLLISION_PROBES,
     NEW_BASE_MISTAKES,
     CheckResult,
+    _collisions_reference,
     check_collisions,
     check_new_base,
 )
@@ -73,19 +74,45 @@ def test_new_base_right_answers_pass(fn):
     assert str(result).startswith("✓ new_base passed all 5 checks")
 
 
+#: What each bug returns for LLaMA 2's sizes, new_base(10000, 8, 128), as the message shows it (6 significant digits).
+RECEIVED = {
+    "no-exponent": "80,000",                  # 10000 · 8
+    "exponent-d-over-2": "6.2771e+61",        # 10000 · 8^64
+    "exponent-inverted": "77,442.5",          # 10000 · 8^(126/128)
+    "base-divided": "1,209.41",               # 10000 / 8^(128/126)
+    "returned-frequencies": "an array of 64 frequencies",
+    "not-implemented": "NotImplementedError",
+    "raised": "it raised ZeroDivisionError: division by zero",
+    "wrong-shape": "None (is the return statement missing?)",
+    "not-finite": "nan",
+    "wrong": "82,685.6",                      # the right base + 1
+}
+
+
+def test_the_expected_and_received_numbers_are_the_formulas():
+    assert f"{10000 * 8 ** (128 / 126):,.1f}" == "82,684.6"  # base' = base · s^(D/(D−2))
+    for code, shown in RECEIVED.items():
+        if shown[0].isdigit():
+            value = NEW_BASE_BUGS[code](10000.0, 8.0, 128)
+            assert math.isclose(float(shown.replace(",", "")), value, rel_tol=5e-6), code
+
+
 @pytest.mark.parametrize("code", NEW_BASE_BUGS)
 def test_new_base_each_bug_gets_its_code(code):
     result = check_new_base(NEW_BASE_BUGS[code])
     assert isinstance(result, CheckResult)
     assert result.mistake == code, result.message
-    first = result.message.splitlines()[0]
-    assert first.startswith(f"✗ new_base [{code}]: ") and first.endswith(".")
-    assert "expected: 82,684.6" in result.message or "expected:" in result.message
+    lines = result.message.splitlines()
+    assert lines[0].startswith(f"✗ new_base [{code}]: ") and lines[0].endswith(".")
+    # every bug is already wrong on the first probe, LLaMA 2's sizes: the example shows it with both numbers
+    assert result.example == (10000.0, 8.0, 128)
+    assert lines[2:] == ["  For example, new_base(10000, 8, 128)", "    expected: 82,684.6",
+                         f"    received: {RECEIVED[code]}"]
     assert "Traceback" not in result.message
 
 
 def test_every_new_base_code_is_tested():
-    assert set(NEW_BASE_BUGS) == set(NEW_BASE_MISTAKES)
+    assert set(NEW_BASE_BUGS) == set(NEW_BASE_MISTAKES) == set(RECEIVED)
 
 
 def test_new_base_not_callable():
@@ -187,5 +214,22 @@ def test_collision_probes_worked_examples():
 
 @given(st.integers(0, 200000), st.integers(0, 200000), st.integers(1, 300))
 def test_collisions_checker_reference_agrees_with_hand_rounding(pos, lo, width):
-    # the checker's reference, seen through a right answer: ml_dtypes and the hand rounding agree
-    assert set(collisions_numpy(pos, lo, lo + width).tolist()) == collisions_right(pos, lo, lo + width)
+    # the reference check_collisions compares answers with, on any input, not only on its probes
+    assert _collisions_reference(pos, lo, lo + width) == collisions_right(pos, lo, lo + width)
+
+
+@pytest.mark.parametrize("probe", COLLISION_PROBES)
+def test_the_collisions_message_shows_the_hand_rounded_answer(probe):
+    # an answer that is wrong on this probe only: the message's expected set is the hand-rounded one
+    def collisions(pos, lo, hi):
+        return set() if (pos, lo, hi) == probe else collisions_right(pos, lo, hi)
+
+    result = check_collisions(collisions)
+    assert (result.mistake, result.example) == ("wrong", probe), result.message
+    expected = sorted(collisions_right(*probe))
+    shown = next(line for line in result.message.splitlines() if line.startswith("    expected: "))
+    if len(expected) > 6:  # a run of consecutive positions is shown by its ends
+        assert expected == list(range(expected[0], expected[-1] + 1))
+        assert shown == f"    expected: {expected[0]} … {expected[-1]} ({len(expected)} positions)"
+    else:
+        assert shown == "    expected: {" + ", ".join(map(str, expected)) + "}"

@@ -106,14 +106,50 @@ def test_yarn_attention_factor_matches_hf(s, af, ms):
     assert math.isclose(got, lit.yarn_attention(s, af, mscale, mscale_all_dim), rel_tol=1e-14)
 
 
+def hf_scaled_rotation(x, pos, omega, a):
+    """Hugging Face's way: cos and sin multiplied by the attention factor a, then each pair turned by pos·ω_k."""
+    out = []
+    for k, w in enumerate(omega):
+        c, s = a * math.cos(pos * w), a * math.sin(pos * w)
+        x0, x1 = x[2 * k], x[2 * k + 1]
+        out += [x0 * c - x1 * s, x1 * c + x0 * s]
+    return out
+
+
 def test_attention_factor_is_one_for_the_others_and_squares_into_logits():
+    from posenc_helpers.lab.evaluate import rope_scaling
+    from posenc_helpers.lab.model import Config, attention
+
     for method in ("pi", "linear", "ntk", "dynamic", "llama3"):
         assert scaling_attention_factor(method, 8.0) == 1.0
     a = scaling_attention_factor("yarn", 8.0)
-    assert math.isclose(a, 0.1 * math.log(8) + 1)
-    # q and k both use the scaled cos/sin: the logit q·k grows by a²
-    q, k = np.array([1.0, 2.0]), np.array([0.5, -1.0])
-    assert math.isclose((a * q) @ (a * k), a**2 * (q @ k))
+    assert math.isclose(a, lit.yarn_attention(8.0), rel_tol=1e-14)  # 0.1·ln 8 + 1
+    # Hugging Face scales cos and sin by a and rotates both q and k with them; the lab's model instead rotates
+    # with plain cos and sin and multiplies each logit by rope_scaling's logit_scale: the two agree only if that
+    # scale is a², so compare the model's attention weights with the literal scaled rotation
+    d_model, heads, T = 16, 2, 12
+    head_dim = d_model // heads
+    config = Config(scheme="rope", d_model=d_model, heads=heads, train_len=32)
+    run = type("Run", (), {"config": config, "train_len": 32})
+    omega, logit_scale = rope_scaling(run, "yarn", 8.0)
+    np.testing.assert_array_equal(omega, scaled_frequencies(head_dim, 10000.0, "yarn", 8.0, original_max_position=32))
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, T, d_model)).astype(np.float32)
+    block = {"qkv": (rng.standard_normal((d_model, 3 * d_model)) / 2).astype(np.float32),
+             "out": np.eye(d_model, dtype=np.float32)}
+    _, weights = attention(x, block, config, omega=omega, logit_scale=logit_scale)
+    projected = x[0].astype(np.float64) @ block["qkv"].astype(np.float64)  # (T, 3·d_model): q, k, v, head by head
+    for h in range(heads):
+        q = projected[:, h * head_dim : (h + 1) * head_dim]
+        k = projected[:, d_model + h * head_dim : d_model + (h + 1) * head_dim]
+        for i in range(T):
+            qi = hf_scaled_rotation(q[i], i, omega, a)
+            logits = [sum(u * w for u, w in zip(qi, hf_scaled_rotation(k[j], j, omega, a), strict=True))
+                      / math.sqrt(head_dim) for j in range(i + 1)]
+            top = max(logits)
+            expected = [math.exp(z - top) for z in logits]
+            expected = [e / sum(expected) for e in expected] + [0.0] * (T - i - 1)
+            np.testing.assert_allclose(np.asarray(weights[0, h, i]), expected, rtol=2e-4, atol=1e-6)
 
 
 phi_like_short = [1.0 + 0.02 * i for i in range(16)]

@@ -50,9 +50,28 @@ def test_learned_scores_stop_at_the_last_row():
 
 def test_learned_table_is_seeded_and_ends_at_P():
     a, b = vs.learned_table(16, 8), vs.learned_table(16, 8)
-    assert np.array_equal(a, b)
+    assert np.array_equal(a, b) and np.array_equal(a, vs.learned_table(16, 8, seed=0))
+    assert a.shape == (16, 8)
     with pytest.raises(IndexError):
         a[16]
+    # another seed is another table, sharing no entry
+    c = vs.learned_table(16, 8, seed=1)
+    assert not np.isclose(a, c).any()
+
+
+@pytest.mark.parametrize("dim", [8, 64, 256])
+def test_learned_table_has_the_scale_its_docstring_promises(dim):
+    # entries Normal(0, 1/dim): E[p]·E[p] ≈ 1 and E[p]·E[q] ≈ 0 for p ≠ q (each off by about √(2/dim), √(1/dim))
+    n = 4000
+    table = vs.learned_table(n, dim, seed=7)
+    assert abs(table.mean()) < 5 / math.sqrt(n * dim)
+    assert abs(table.std() * math.sqrt(dim) - 1) < 0.02
+    norms2 = np.einsum("pi,pi->p", table, table)
+    assert abs(norms2.mean() - 1) < 0.035  # 4 standard errors for dim = 8
+    assert abs(norms2.std() - math.sqrt(2 / dim)) < 0.1 * math.sqrt(2 / dim)
+    cross = np.einsum("pi,pi->p", table[:-1], table[1:])
+    assert abs(cross.mean()) < 5 / math.sqrt(n * dim)
+    assert abs(cross.std() - math.sqrt(1 / dim)) < 0.1 * math.sqrt(1 / dim)
 
 
 def test_naive_slopes_equal_the_paper_only_for_powers_of_two():

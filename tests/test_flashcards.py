@@ -10,9 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from posenc_helpers import alibi_slopes, frequencies
+from posenc_helpers import alibi_slopes, frequencies, rope, sinusoidal, wavelengths
 from posenc_helpers.flashcards import CARDS, Card, cards_markdown, flashcard_deck, notebooks_of
 from posenc_helpers.precision import rope_angles, round_to
+from posenc_helpers.relative import t5_bucket
+from posenc_helpers.scaling import scaled_frequencies
 from tools.nav import NUMBERED
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -127,31 +129,56 @@ VERIFIED = {
     "0.05": _err32,                  # float32 angle error of pair 1, D = 128, at 10⁶
     "90.5": 8 * 16 ** (7 / 8),       # where T5's last bucket formula reaches 15
 }
+# The claims behind the derived numbers, each computed with the package's own functions:
+# GPT-J's head: rope with rotary_dim 64 leaves the other 256 − 64 elements of a 256-element head untouched
+_x256 = np.arange(1.0, 257.0)
+_untouched = np.flatnonzero(rope(_x256, 5.0, rotary_dim=64) == _x256)
+# ALiBi, 12 heads: heads 8 to 11 get 2^(−0.5), 2^(−1.5), 2^(−2.5), 2^(−3.5), and head 8 is the steepest
+_alibi12 = alibi_slopes(12)
+_alibi_extra = bool(np.allclose(_alibi12[8:], 2.0 ** -np.array([0.5, 1.5, 2.5, 3.5]))) and _alibi12.argmax() == 8
+# the sine card: pair 0 (ω = 1) reads sin 0.5 at 0.5 and at π − 0.5, but sin 1.5 and sin(π + 0.5) a step later
+_sine_alone = (math.isclose(sinusoidal(0.5, 2)[0], sinusoidal(math.pi - 0.5, 2)[0], rel_tol=1e-12)
+               and math.isclose(sinusoidal(1.5, 2)[0], math.sin(1.5), rel_tol=1e-12)
+               and abs(sinusoidal(1.5, 2)[0] - sinusoidal(math.pi + 0.5, 2)[0]) > 1)
+# Llama 3 (D = 128, base 500000): the pairs whose wavelength is longer than L = 8192
+_never = np.flatnonzero(wavelengths(128, 500000.0) > 8192)
+# T5's encoder (32 buckets, max_distance 128): the keys before the query that land in the last bucket
+_t5_last = (np.flatnonzero(t5_bucket(-np.arange(1, 20000)) == t5_bucket(-20000)) + 1).tolist()
+# llama3 scaling (low 1, high 4, D = 128, base 10000, L = 4096, s = 8): kept pairs and pairs divided by s
+_omega = frequencies(128, 10000.0)
+_llama3 = scaled_frequencies(128, 10000.0, "llama3", 8.0, original_max_position=4096, low_freq_factor=1,
+                             high_freq_factor=4)
+with np.errstate(over="ignore"):
+    _float16_max = round_to(65504, "float16") == 65504 and bool(np.isinf(round_to(65520, "float16")))
 #: Whole numbers that a card derives: each is checked by its own condition.
 DERIVED = {
     "13": (_turns[1e8] < 0.01).sum() == 13 and (_turns[10000] < 0.5).sum() == 9 and (_turns[100] < 0.5).sum() == 0,
-    "192": 256 - 64 == 192,
+    "192": len(_untouched) == 192 and _untouched[0] == 64,
     "257": round_to(257, "bfloat16") == 256,
     "258": round_to(258, "bfloat16") == 258,
     "2049": round_to(2049, "float16") == 2048,
-    "65504": float(np.finfo(np.float16).max) == 65504,
-    "0.5": bool(np.allclose(alibi_slopes(12)[8:], 2.0 ** -np.array([0.5, 1.5, 2.5, 3.5]))) and alibi_slopes(12).argmax() == 8,
-    "1.5": True, "2.5": True, "3.5": True,   # the same check as 0.5 (and sin 1.5 on the sine card, a setting)
+    "65504": float(np.finfo(np.float16).max) == 65504 and _float16_max,
+    "0.5": _alibi_extra and _sine_alone,
+    "1.5": _alibi_extra and _sine_alone,
+    "2.5": _alibi_extra,
+    "3.5": _alibi_extra,
     # bfloat16 numbers in [8192, 16384) are 64 apart, so an angle there can move by 32: 8224 is a tie and goes to 8192
     "8192": bool(np.all(np.diff(round_to(np.arange(8192, 16384, 16.0), "bfloat16")) % 64 == 0))
             and round_to(8256, "bfloat16") == 8256 and round_to(8224, "bfloat16") == 8192,
     # ... up to 16384, where the gap doubles to 128 (16448 is a tie and goes to the even 16384)
     "16384": round_to(16384 - 64, "bfloat16") == 16384 - 64 and round_to(16384 + 64, "bfloat16") == 16384,
-    # notebook 11: pairs of Llama 3 (D = 128, base 500000) whose wavelength exceeds L = 8192
-    "29": sum(2 * math.pi * 500000 ** (2 * k / 128) > 8192 for k in range(64)) == 29,
-    "35": min(k for k in range(64) if 2 * math.pi * 500000 ** (2 * k / 128) > 8192) == 35,
-    "63": 128 // 2 - 1 == 63,
+    # notebook 11: pairs 35 to 63 of Llama 3 never finish a turn within 8192 tokens, 29 of them
+    "29": len(_never) == 29 == sum(2 * math.pi * 500000 ** (2 * k / 128) > 8192 for k in range(64)),
+    "35": _never[0] == 35,
+    "63": _never[-1] == 63 == len(_omega) - 1,
     # notebook 08: T5's encoder bucket 8 + ⌊ln(d/8)/ln 16 · 8⌋ (capped at 15) first reaches 15 at d = 91
-    "91": min(d for d in range(8, 200) if 8 + math.floor(math.log(d / 8) / math.log(16) * 8) >= 15) == 91,
-    "15": 32 // 2 - 1 == 15,
+    "91": _t5_last[0] == 91
+          == min(d for d in range(8, 200) if 8 + math.floor(math.log(d / 8) / math.log(16) * 8) >= 15),
+    "15": t5_bucket(-91) == 15 and t5_bucket(-90) == 14 and _t5_last == list(range(91, 20000)),
     # notebook 09: llama3 with low 1, high 4, D = 128, base 10000, L = 4096 keeps λ < L/4 and divides λ > L
-    "36": sum(2 * math.pi * 10000 ** (2 * k / 128) < 4096 / 4 for k in range(64)) == 36,
-    "18": sum(2 * math.pi * 10000 ** (2 * k / 128) > 4096 for k in range(64)) == 18,
+    "36": (_llama3 == _omega).sum() == 36 == sum(2 * math.pi * 10000 ** (2 * k / 128) < 4096 / 4 for k in range(64)),
+    "18": np.isclose(_llama3, _omega / 8, rtol=1e-15, atol=0).sum() == 18
+          == sum(2 * math.pi * 10000 ** (2 * k / 128) > 4096 for k in range(64)),
 }
 #: Settings the cards choose (lengths, bases, head counts, notebook numbers), not results.
 #: (1000 also stands for PI's "within 1000 steps", a published count that no formula gives.)

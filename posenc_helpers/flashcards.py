@@ -94,6 +94,16 @@ CARDS: list[Card] = [
          "pair 0 fastest. Unlike the bits, the sinusoids are smooth, and still bounded.", "00"),
     Card("In the original transformer, what is scaled by √d_model before the positional encoding is added?",
          "The token embedding: Vaswani et al. multiply the embedding weights by √d_model, then add PE(pos).", "00"),
+    Card("Why does each pair of the sinusoidal encoding hold a cosine as well as a sine?",
+         "So that moving on is one fixed linear map: sin(ω(pos + 1)) needs cos(ω·pos) as well as sin(ω·pos). With both, "
+         "PE(pos + k) = T_k · PE(pos) for a block-diagonal rotation matrix T_k that depends on k alone; the sines alone "
+         "have no such matrix.", "00"),
+    Card("Vaswani et al. also tried a learned position table, of shape (L, D). How did it compare with the sinusoids?",
+         "They found \"nearly identical results\" (Table 3, row E), and kept the sinusoids because they may let the "
+         "model extrapolate to sequences longer than those seen in training.", "00"),
+    Card("True or false: for D = 512, the typical cosine between a random direction and a fixed vector is 1/√D ≈ 0.044.",
+         "False. 1/√D ≈ 0.044 is the cosine's standard deviation; its typical size, the mean of |cos|, is smaller, "
+         "about √(2/π)/√D ≈ 0.035.", "00"),
     # 01: clock hands
     Card("At an even index of PE(pos), is it a sine or a cosine?",
          "A sine. The odd index right after it holds the cosine of the same angle.", "01"),
@@ -117,6 +127,10 @@ CARDS: list[Card] = [
          "The paper gives no derivation: it sets the wavelengths from 2π to 10000 · 2π. Over 2048 tokens with D = 64 "
          "it keeps 9 of 32 pairs under half a turn, while base 100 makes every pair wrap and base 10⁸ leaves 13 "
          "pairs nearly still.", "01"),
+    Card("In the course's letters, what are D, L and T?",
+         "D is the width of the encoding vector (d_model when it is added to the token embeddings; for RoPE the "
+         "rotated dimensions of a head), L the training length, which is also the number of rows of a learned table "
+         "of shape (L, D), and T a test length longer than L.", "01"),
     # 02: the pos = 2 trace
     Card("What is PE(2) for D = 4?",
          "[sin 2, cos 2, sin 0.02, cos 0.02] = [0.9093, −0.4161, 0.0200, 0.9998].", "02"),

@@ -169,5 +169,103 @@ def test_every_axis_is_labelled_and_titled():
 
 
 def test_registries():
-    assert set(why.FIGURES) == {"00-shuffle", "00-bits-vs-sinusoids"}
+    assert set(why.FIGURES) == {"00-shuffle", "00-bits-vs-sinusoids", "00-pe-matrix"}
     assert set(why.DEMOS) == {"counter"}
+
+
+# --- "pos = …" on the counter figure, and its tick labels ----------------------------------------------
+
+
+def test_counter_figure_writes_pos_and_moves_it():
+    fig, handles = why.make_counter_figure()
+    labels = handles["pos_labels"]
+    assert [t.get_text() for t in labels] == ["pos = 32"] * 4 and all(t.get_animated() for t in labels)
+    assert labels[0].get_position()[0] == 34 and labels[0].get_horizontalalignment() == "left"
+    why.update_counter(handles, 120)   # near the right edge the label moves to the line's left
+    assert [t.get_text() for t in labels] == ["pos = 120"] * 4
+    assert labels[0].get_position()[0] == 118 and labels[0].get_horizontalalignment() == "right"
+
+
+def test_counter_tick_labels_are_large():
+    fig = why.make_bits_vs_sinusoids()
+    for ax in fig.axes:
+        for tick in ax.get_xticklabels() + ax.get_yticklabels():
+            if tick.get_text():
+                assert tick.get_fontsize() >= why.TICK_SIZE, (ax.get_title(), tick.get_text())
+    ax_bits = fig.axes[0]
+    assert [t.get_text() for t in ax_bits.get_yticklabels()] == [str(j) for j in range(why.N_BITS)]
+    assert "pos = 32" in [t.get_text() for t in fig.findobj(lambda a: hasattr(a, "get_text"))]
+
+
+# --- the PE matrix ---------------------------------------------------------------------------------
+
+
+def test_pe_matrix_shows_the_literal_encoding():
+    fig = why.make_pe_matrix()
+    ax = fig.axes[0]
+    values = np.asarray(ax.images[0].get_array())
+    assert values.shape == (why.PE_POSITIONS, why.PE_DIM) == (128, 64)
+    for pos in (0, 1, 37, 127):
+        np.testing.assert_allclose(values[pos], literal_pe(pos, 64), atol=1e-12)
+    image = ax.images[0]
+    assert image.get_cmap().name == "RdBu_r" and image.get_clim() == (-1.0, 1.0)
+    assert ax.get_xlabel().startswith("dimension i") and ax.get_ylabel() == "position pos (tokens)"
+    colorbar = [a for a in fig.axes if a.get_label() == "<colorbar>"]
+    assert len(colorbar) == 1 and colorbar[0].get_ylabel() == "PE(pos, i)"
+
+
+# --- random_cosine ---------------------------------------------------------------------------------
+
+
+def literal_mean_abs_cosine(dim, n=200_000):
+    """E|c| for c = u·e, u uniform on the sphere, by the midpoint rule on the density of c ∝ (1 − c²)^((dim − 3)/2)."""
+    width = 2.0 / n
+    grid = [-1.0 + (j + 0.5) * width for j in range(n)]
+    weight = [(1.0 - c * c) ** ((dim - 3) / 2) for c in grid]
+    return sum(abs(c) * w for c, w in zip(grid, weight, strict=True)) / sum(weight)
+
+
+@pytest.mark.parametrize("dim", [3, 4, 8, 64, 512])
+def test_random_cosine_matches_the_integral(dim):
+    r = why.random_cosine(dim)
+    assert r["mean_abs"] == pytest.approx(literal_mean_abs_cosine(dim), rel=1e-4)
+    assert r["std"] == pytest.approx(1 / math.sqrt(dim))
+
+
+def test_random_cosine_in_two_dimensions_is_the_cosine_of_a_uniform_angle():
+    # c = cos θ with θ uniform: E|cos θ| = 2/π, E[cos² θ] = 1/2
+    r = why.random_cosine(2)
+    assert r["mean_abs"] == pytest.approx(2 / math.pi) and r["std"] == pytest.approx(math.sqrt(0.5))
+
+
+def test_random_cosine_against_a_seeded_sample():
+    # the notebook's case: D = 512, a fixed PE vector, 20,000 random directions
+    rng = np.random.default_rng(11)
+    e = sinusoidal(7, 512)
+    u = rng.standard_normal((20_000, 512))
+    c = u @ e / (np.linalg.norm(u, axis=1) * np.linalg.norm(e))
+    r = why.random_cosine(512)
+    assert c.std() == pytest.approx(r["std"], rel=0.03)
+    assert np.abs(c).mean() == pytest.approx(r["mean_abs"], rel=0.03)
+    assert r["std"] == pytest.approx(0.0442, abs=5e-5) and r["mean_abs"] == pytest.approx(0.0353, abs=5e-5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(dim=st.integers(2, 5000))
+def test_random_cosine_properties(dim):
+    r = why.random_cosine(dim)
+    # E|c| ≤ √E[c²] (Jensen), and E|c| approaches √(2/π)·std from above as dim grows
+    assert r["mean_abs"] < r["std"]
+    assert r["mean_abs_approx"] == pytest.approx(math.sqrt(2 / math.pi) * r["std"])
+    assert r["mean_abs"] >= r["mean_abs_approx"] * (1 - 1e-12)
+    assert r["mean_abs"] / r["mean_abs_approx"] - 1 < 1 / dim
+
+
+@pytest.mark.parametrize(
+    "dim, exc, message",
+    [(1, ValueError, r"^dim must be at least 2"), (0, ValueError, r"^dim must be a positive integer, got 0"),
+     ("8", TypeError, r"^dim must be")],
+)
+def test_random_cosine_bad_input(dim, exc, message):
+    with pytest.raises(exc, match=message):
+        why.random_cosine(dim)

@@ -7,12 +7,18 @@ Taught in notebooks/00-why-positions.ipynb.
 * :func:`plot_counter` puts the bits of a binary counter beside the
   sinusoidal encoding, position by position, with the column at one position
   drawn as bars; :func:`counter_demo` moves that position with a slider.
+* :func:`make_pe_matrix` draws the whole sinusoidal matrix, positions ×
+  dimensions, as one heat map.
+* :func:`random_cosine` gives the spread of the cosine between a fixed vector
+  and a random direction, the yardstick for "nearly orthogonal".
 
 The functions draw onto Axes they are given and return the artists they made;
 the demo only moves those artists, and the tests read their data.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -24,12 +30,14 @@ from . import DIVERGING_CMAP, OKABE_ITO, new_figure, styled
 __all__ = [
     "binary_code",
     "step_sizes",
+    "random_cosine",
     "plot_shuffle",
     "make_shuffle",
     "plot_counter",
     "update_counter",
     "make_counter_figure",
     "make_bits_vs_sinusoids",
+    "make_pe_matrix",
     "counter_demo",
     "FIGURES",
     "DEMOS",
@@ -43,6 +51,10 @@ D_MODEL, D_HEAD = 8, 4
 N_POS, N_BITS, DIM = 128, 7, 16
 #: The demo's starting position: 31 → 32 flips six bits at once.
 DEFAULT_POS = 32
+#: The heat map of the whole encoding: positions 0 … PE_POSITIONS − 1, width PE_DIM.
+PE_POSITIONS, PE_DIM = 128, 64
+#: Tick labels of the counter figure, larger than the house default so they read on a projector.
+TICK_SIZE = 14
 
 
 def binary_code(pos, n_bits) -> np.ndarray:
@@ -80,6 +92,36 @@ def step_sizes(codes) -> np.ndarray:
         raise ValueError(f"codes must have shape (positions ≥ 2, width), got shape {codes.shape}")
     # ‖c[pos] − c[pos − 1]‖
     return np.linalg.norm(np.diff(codes, axis=0), axis=1)
+
+
+def random_cosine(dim) -> dict:
+    """How far from 0 the cosine between a fixed vector and a random direction in ``dim`` dimensions lands.
+
+    For a direction u drawn uniformly (a normalised Gaussian vector) and any
+    fixed unit vector e, c = u·e has mean 0 and E[c²] = 1/dim, so its
+    standard deviation is 1/√dim. Its typical size E|c| is smaller:
+    Γ(dim/2) / (√π · Γ((dim + 1)/2)), which is close to √(2/π)/√dim for large
+    dim (the value for a normal variable with that standard deviation).
+    Returns ``{"std", "mean_abs", "mean_abs_approx"}``.
+    Taught in notebooks/00-why-positions.ipynb.
+
+    >>> r = random_cosine(512)
+    >>> round(r["std"], 4), round(r["mean_abs"], 4)    # 1/√512 = 0.0442; E|c| = 0.0353
+    (0.0442, 0.0353)
+    >>> round(r["mean_abs_approx"], 4)                  # √(2/π)/√512
+    0.0353
+    >>> math.isclose(random_cosine(2)["mean_abs"], 2 / math.pi)   # in 2-D, c = cos of a uniform angle: E|c| = 2/π
+    True
+    """
+    dim = v.positive_int("dim", dim)
+    if dim < 2:
+        raise ValueError(f"dim must be at least 2 for a direction to be random, got {dim}")
+    # std = √(E[c²]) = 1/√dim, since the dim squared coordinates of u sum to 1 and share the mean
+    std = 1.0 / math.sqrt(dim)
+    # E|c| = Γ(dim/2) / (√π · Γ((dim + 1)/2)), from the density of c ∝ (1 − c²)^((dim − 3)/2)
+    mean_abs = math.exp(math.lgamma(dim / 2) - math.lgamma((dim + 1) / 2)) / math.sqrt(math.pi)
+    # √(2/π) · std, the large-dim limit
+    return {"std": std, "mean_abs": mean_abs, "mean_abs_approx": math.sqrt(2 / math.pi) * std}
 
 
 # --- the shuffle figure ------------------------------------------------------------------------------
@@ -173,8 +215,12 @@ def plot_counter(axes, pos: int = DEFAULT_POS, n_pos: int = N_POS, n_bits: int =
     image_pe = ax_pe.imshow(pe.T, cmap=DIVERGING_CMAP, vmin=-1, vmax=1, aspect="auto", interpolation="nearest",
                             extent=extent[:2] + (dim - 0.5, -0.5))
     fig = ax_bits.figure
-    fig.colorbar(image_bits, ax=ax_bits, label="bit value", ticks=[0, 1])
-    fig.colorbar(image_pe, ax=ax_pe, label="PE(pos, i)")
+    colorbars = (fig.colorbar(image_bits, ax=ax_bits, label="bit value", ticks=[0, 1]),
+                 fig.colorbar(image_pe, ax=ax_pe, label="PE(pos, i)", ticks=[-1, -0.5, 0, 0.5, 1]))
+    ax_bits.set_yticks(range(n_bits))
+    ax_pe.set_yticks(range(0, dim, max(1, dim // 8)))
+    for ax in (ax_bits, ax_pe):
+        ax.set_xticks(range(0, n_pos, max(1, n_pos // 4)))
     ax_bits.set_title(r"Binary counter: bit j flips every $2^j$ positions")
     ax_pe.set_title(f"Sinusoids, D = {dim}: pair k turns at $10000^{{-2k/{dim}}}$ rad/token")
     ax_bits.set_ylabel("bit j")
@@ -189,21 +235,32 @@ def plot_counter(axes, pos: int = DEFAULT_POS, n_pos: int = N_POS, n_bits: int =
                                 markeredgecolor=OKABE_ITO[1], markeredgewidth=2.5, label="at pos − 1", animated=animated)
     (prev_pe,) = ax_pbar.plot(np.arange(dim), np.zeros(dim), "o", markersize=9, markerfacecolor="none",
                               markeredgecolor=OKABE_ITO[1], markeredgewidth=2.5, label="at pos − 1", animated=animated)
-    ax_bbar.set_ylim(-0.15, 1.3)
-    ax_pbar.set_ylim(-1.25, 1.45)
+    ax_bbar.set_ylim(-0.15, 1.45)
+    ax_pbar.set_ylim(-1.25, 1.6)
     ax_bbar.set_xticks(range(n_bits))
     ax_pbar.set_xticks(range(0, dim, max(1, dim // 8)))
     ax_bbar.set_xlabel("bit j")
     ax_pbar.set_xlabel("dimension i")
     ax_bbar.set_ylabel("bit value")
     ax_pbar.set_ylabel("PE(pos, i)")
-    ax_bbar.set_title("The bits at pos (bars)")
-    ax_pbar.set_title("PE(pos) (bars)")
+    ax_bbar.set_title("The bits at pos (bars) and at pos − 1 (circles)")
+    ax_pbar.set_title("PE(pos) (bars) and PE(pos − 1) (circles)")
     for ax in (ax_bbar, ax_pbar):
         ax.axhline(0, color="0.5", linewidth=1)
-        ax.legend(loc="upper right", fontsize=11)
+        ax.legend(loc="upper right", fontsize=TICK_SIZE - 1)
+    # "pos = …" written on the figure: beside the orange line on top, in the corner of each bar panel
+    box = {"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
+    line_labels = [ax.text(pos, 0.97, "", transform=ax.get_xaxis_transform(), va="top", fontsize=TICK_SIZE,
+                           color=OKABE_ITO[1], fontweight="bold", bbox=box, animated=animated)
+                   for ax in (ax_bits, ax_pe)]
+    bar_labels = [ax.text(0.02, 0.97, "", transform=ax.transAxes, ha="left", va="top", fontsize=TICK_SIZE,
+                          fontweight="bold", animated=animated)
+                  for ax in (ax_bbar, ax_pbar)]
+    for ax in (ax_bits, ax_pe, ax_bbar, ax_pbar) + tuple(c.ax for c in colorbars):
+        ax.tick_params(labelsize=TICK_SIZE)
     handles = {"bits": bits, "pe": pe, "markers": markers, "bars_bits": bars_bits, "bars_pe": bars_pe,
-               "prev_bits": prev_bits, "prev_pe": prev_pe, "images": (image_bits, image_pe)}
+               "prev_bits": prev_bits, "prev_pe": prev_pe, "images": (image_bits, image_pe),
+               "pos_labels": line_labels + bar_labels}
     update_counter(handles, pos)
     return handles
 
@@ -222,6 +279,15 @@ def update_counter(handles, pos) -> dict:
     pos = int(pos)
     for marker in handles["markers"]:
         marker.set_xdata([pos, pos])
+    line_labels, bar_labels = handles["pos_labels"][:2], handles["pos_labels"][2:]
+    # beside the line, on whichever side has room
+    right_side = pos < 0.7 * len(bits)
+    for label in line_labels:
+        label.set_text(f"pos = {pos}")
+        label.set_x(pos + 2 if right_side else pos - 2)
+        label.set_horizontalalignment("left" if right_side else "right")
+    for label in bar_labels:
+        label.set_text(f"pos = {pos}")
     for bar, height in zip(handles["bars_bits"], bits[pos], strict=True):
         bar.set_height(height)
     for bar, height in zip(handles["bars_pe"], pe[pos], strict=True):
@@ -301,5 +367,34 @@ def counter_demo(pos: int = DEFAULT_POS):
     return SliderDemo(make_counter_figure, update_counter_demo, controls, title="Binary counter against sinusoids")
 
 
-FIGURES = {"00-shuffle": make_shuffle, "00-bits-vs-sinusoids": make_bits_vs_sinusoids}
+# --- the whole encoding as one matrix ---------------------------------------------------------------
+
+
+@styled
+def make_pe_matrix(n_positions: int = PE_POSITIONS, dim: int = PE_DIM):
+    """The figure ``figures/00-pe-matrix.png``: PE(pos, i) for every position and dimension, as one heat map.
+
+    A row per position 0 … n_positions − 1, a column per dimension i of the
+    width ``dim``, on the house diverging colormap fixed at ±1 (the heat map of
+    :func:`posenc_helpers.viz.clock.plot_pe_heatmap`). Returns the Figure; its
+    first Axes holds the image. Taught in notebooks/00-why-positions.ipynb.
+
+    >>> fig = make_pe_matrix(4, 4)
+    >>> np.asarray(fig.axes[0].images[0].get_array())[2].round(4)   # the row of pos = 2 is PE(2)
+    array([ 0.9093, -0.4161,  0.02  ,  0.9998])
+    """
+    from .clock import plot_pe_heatmap
+
+    fig, ax = new_figure(figsize=(10.0, 6.4))
+    heat = plot_pe_heatmap(ax, n_positions, dim)
+    ax.set_title(f"The whole encoding: PE(pos, i), {n_positions} positions × D = {dim}", fontsize=TICK_SIZE + 2)
+    ax.set_xlabel("dimension i (pair k = ⌊i/2⌋: fast pairs left, slow pairs right)", fontsize=TICK_SIZE)
+    ax.set_ylabel("position pos (tokens)", fontsize=TICK_SIZE)
+    ax.tick_params(labelsize=TICK_SIZE)
+    heat["colorbar"].ax.tick_params(labelsize=TICK_SIZE)
+    heat["colorbar"].set_label("PE(pos, i)", fontsize=TICK_SIZE)
+    return fig
+
+
+FIGURES = {"00-shuffle": make_shuffle, "00-bits-vs-sinusoids": make_bits_vs_sinusoids, "00-pe-matrix": make_pe_matrix}
 DEMOS = {"counter": counter_demo}

@@ -1,11 +1,16 @@
-"""RoPE as shipped: each real model's wavelengths against its training length, large bases, 2D RoPE scores.
+"""RoPE as shipped: each real model's wavelengths against its L, large bases, 2D RoPE scores, Qwen2-VL's ids.
 
 Taught in notebooks/11-rope-as-shipped.ipynb.
 
-A pair whose wavelength λ_k = 2π/ω_k is longer than the training length L
-never completes a turn in training. :func:`plot_model_wavelengths` draws
-λ_k / L for each bundled config; :func:`base_demo` lets a slider move the
-base and L of a 128-wide head and counts those pairs.
+A pair whose wavelength λ_k = 2π/ω_k is longer than L tokens never
+completes a turn within them. :func:`plot_model_wavelengths` draws λ_k / L
+for each of the nine models of notebook 11, with L the length a config's
+scaling starts from or, without scaling, its declared context
+``max_position_embeddings`` (not necessarily the training length);
+:func:`base_demo` lets a slider move the base and the training length L of a
+128-wide head and counts those pairs. :func:`plot_mrope_sections` and
+:func:`plot_mrope_ids` draw Qwen2-VL's split of the pairs between t, h and w
+and the ids of a short text-image-text sequence.
 """
 
 from __future__ import annotations

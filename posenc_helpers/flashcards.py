@@ -276,6 +276,21 @@ CARDS: list[Card] = [
          "False. It multiplies cos and sin, and both q and k are rotated with them, so the logits grow by a².", "11"),
     Card("Qwen2-VL gives a text token three equal position ids (t, h, w). What does its multimodal RoPE compute?",
          "Exactly one-dimensional RoPE in the half-split layout at that position.", "11"),
+    Card("A config has no rope scaling. Which length L does describe_config count unfinished turns within, and is it "
+         "the training length?",
+         "max_position_embeddings, the context the config declares, which need not be the training length: Mistral "
+         "7B v0.1 declares 32768 tokens, while its paper gives a context length of 8192.", "11"),
+    Card("Why does GPT-NeoX rotate only the first 25% of each head's dimensions?",
+         "Its paper, following GPT-J, reports that initial experiments found this the best balance of performance and "
+         "computational efficiency. A consequence: the other 75% add a term to q·k that is the same at every "
+         "position.", "11"),
+    Card("In Qwen2-VL, which position id does the first text token after an image get?",
+         "The largest id the image used plus one: an image starting at id p with h × w merged tokens uses ids up to "
+         "p + max(h, w) − 1, so the text resumes at p + max(h, w), not at its index in the sequence.", "11"),
+    Card("How does Pixtral's 2D RoPE share the frequencies between rows and columns?",
+         "It builds one table ωⱼ = base^(−2j/D) over the head and gives the rows its even entries and the columns its "
+         "odd ones, so each column frequency is the row one times base^(−2/D). The textbook axial split gives both "
+         "halves the same table.", "11"),
     # 12: the extrapolation lab
     Card("In the extrapolation lab, trained on 32 tokens, which scheme keeps the previous-token task perfect up to "
          "8 times that length?",

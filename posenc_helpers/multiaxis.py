@@ -117,3 +117,110 @@ def mrope(x, t, h, w, mrope_section, base=10000.0) -> np.ndarray:
     # (a, b) -> (a cos θ − b sin θ, a sin θ + b cos θ), with a = x[k], b = x[k + D/2]
     return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
 
+
+
+# --- Qwen2-VL's position ids for a sequence of text and images (notebook 11) -------------------------------------
+# One block: the pair → axis map and the (t, h, w) ids that Qwen2-VL's get_rope_index gives a mixed sequence.
+
+__all__ += ["mrope_pair_axis", "mrope_position_ids"]
+
+#: The names of the three axes of multimodal RoPE, in the order of ``mrope_section``.
+MROPE_AXES = ("t", "h", "w")
+
+
+def mrope_pair_axis(mrope_section) -> np.ndarray:
+    """Which id turns each pair under Qwen2-VL's multimodal RoPE: 0 for t, 1 for h, 2 for w.
+
+    The pairs are split in order: the first n_t take t, the next n_h take h,
+    the last n_w take w (``mrope_section`` = (n_t, n_h, n_w)). This is the
+    map :func:`mrope_angles` uses. Taught in notebooks/11-rope-as-shipped.ipynb.
+
+    >>> mrope_pair_axis([1, 2, 1])                   # pair 0 → t, pairs 1 and 2 → h, pair 3 → w
+    array([0, 1, 1, 2])
+    >>> np.bincount(mrope_pair_axis([16, 24, 24]))   # Qwen2-VL's 64 pairs
+    array([16, 24, 24])
+    """
+    counts = _section(mrope_section, 2 * _section_total(mrope_section))
+    # axis of pair k: t for k < n_t, h for the next n_h, w for the last n_w
+    return np.repeat([0, 1, 2], counts)
+
+
+def _section_total(mrope_section) -> int:
+    if isinstance(mrope_section, (str, bytes)) or not hasattr(mrope_section, "__len__") or len(mrope_section) != 3:
+        raise ValueError(f"mrope_section must list three pair counts (t, h, w), got {v._show(mrope_section)}")
+    return sum(v.positive_int("mrope_section", c) for c in mrope_section)
+
+
+def _segment(item, index: int, merge: int):
+    """One entry of ``segments``: ("text", n) or ("image", (t, h, w) after merging)."""
+    if v._is_int(item):
+        if item < 0:
+            raise ValueError(f"segments[{index}] must be a text length >= 0 or an image grid (t, h, w), got {item}")
+        return "text", int(item)
+    if isinstance(item, (tuple, list, np.ndarray)) and len(item) == 3 and all(v._is_int(n) and n >= 1 for n in item):
+        t, h, w = (int(n) for n in item)
+        if t != 1:
+            raise ValueError(
+                f"segments[{index}] must be an image grid with t = 1, got (t, h, w) = {(t, h, w)}; videos "
+                "(t > 1) are not read here, because transformers releases place the text after a video differently"
+            )
+        if h % merge or w % merge:
+            raise ValueError(
+                f"segments[{index}] must have h and w divisible by spatial_merge_size = {merge}, got (t, h, w) = "
+                f"{(t, h, w)}"
+            )
+        return "image", (h // merge, w // merge)
+    raise TypeError(
+        f"segments[{index}] must be an int (a run of text tokens) or an image grid (t, h, w) of positive ints, "
+        f"got {v._show(item)}"
+    )
+
+
+def mrope_position_ids(segments, spatial_merge_size=2) -> np.ndarray:
+    """The (t, h, w) ids Qwen2-VL gives a sequence of text runs and images: an int array of shape (3, N).
+
+    ``segments`` lists the sequence in order. An int n is a run of n text
+    tokens (the vision start and end markers around an image are text tokens
+    too); a tuple (t, h, w) is one image's ``image_grid_thw`` as the processor
+    gives it, in patches before merging, with t = 1. An image becomes
+    (h/m)·(w/m) tokens, m = ``spatial_merge_size`` (2 in Qwen2-VL), in row
+    order. With p the id the segment starts at:
+
+    * text: token i of the run gets t = h = w = p + i;
+    * image: the token in merged row r and column c gets (p, p + r, p + c).
+
+    The first segment starts at p = 0 and each next one at the largest id used
+    so far plus one: after a text run, p + n; after an image, p + max(h/m, w/m).
+    So text after an image does not resume at its token count. This is
+    Qwen2VLModel.get_rope_index in transformers (modeling_qwen2_vl.py): 5.0.0
+    writes the rule as "largest id used plus one", 5.23.0 as
+    p + max(h/m, w/m); the two agree for images, and differ for videos, which
+    is why a grid with t > 1 is refused. Taught in notebooks/11-rope-as-shipped.ipynb.
+
+    >>> mrope_position_ids([2, (1, 2, 4), 1])        # text ×2, a 2 × 4 patch image (1 × 2 tokens), text ×1
+    array([[0, 1, 2, 2, 4],
+           [0, 1, 2, 2, 4],
+           [0, 1, 2, 3, 4]])
+    >>> # the image starts at p = 2: ids (2, 2, 2) and (2, 2, 3); the largest is 3, so the text resumes at 4
+    """
+    merge = v.positive_int("spatial_merge_size", spatial_merge_size)
+    if isinstance(segments, (str, bytes)) or not hasattr(segments, "__iter__"):
+        raise TypeError(f"segments must be a list of text lengths and image grids (t, h, w), got {v._show(segments)}")
+    columns, start = [], 0
+    for index, item in enumerate(segments):
+        kind, size = _segment(item, index, merge)
+        if kind == "text":
+            # t = h = w = p + i
+            ids = np.broadcast_to(start + np.arange(size), (3, size))
+        else:
+            rows, cols = size
+            r, c = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+            # (t, h, w) = (p, p + r, p + c), rows first
+            ids = np.stack([np.zeros(rows * cols, dtype=int), r.ravel(), c.ravel()]) + start
+        columns.append(ids)
+        if ids.size:
+            # the next segment starts at the largest id used plus one
+            start = int(ids.max()) + 1
+    if not columns:
+        return np.zeros((3, 0), dtype=np.int64)
+    return np.concatenate(columns, axis=1).astype(np.int64)

@@ -13,7 +13,7 @@ and, under the names real configs use (Hugging Face's ``rope_type``):
 
 * ``"linear"``: another name for PI;
 * ``"dynamic"`` (dynamic NTK): NTK-aware scaling whose base grows with the
-  current sequence length, an inference-time-only option;
+  current sequence length, designed for inference without fine-tuning;
 * ``"llama3"``: Llama 3.1's per-pair rule, which is YaRN's paper ramp with
   α = low_freq_factor and β = high_freq_factor and no temperature;
 * ``"longrope"`` (legacy ``"su"``): per-pair rescale factors searched for
@@ -219,11 +219,18 @@ def scaled_frequencies(
       needs L. ``beta_fast`` = β = 32 and ``beta_slow`` = α = 1 are the
       paper's defaults for LLaMA. YaRN also scales attention logits: see
       :func:`scaling_attention_factor`.
-    * ``"dynamic"`` (dynamic NTK): an inference-time-only option, no model is
-      trained with it. At ``seq_len`` ≤ L (or ``seq_len`` None) it returns
+    * ``"dynamic"`` (dynamic NTK): designed for inference without
+      fine-tuning. At ``seq_len`` ≤ L (or ``seq_len`` None) it returns
       ω_k unchanged; past L it uses NTK with a base that grows with the
       sequence: base' = base·((s·seq_len/L) − (s − 1))^(D/(D−2)). (Hugging
-      Face takes L from ``max_position_embeddings`` here.)
+      Face takes L from ``max_position_embeddings`` here.) This is a pure
+      function of ``seq_len``. Hugging Face's rotary module also keeps state
+      between calls, and what it keeps depends on the release: in
+      transformers 5.23.0 (``dynamic_rope_update`` in modeling_rope_utils.py)
+      it keeps the frequencies of the longest sequence seen until one
+      shorter than L resets them; 5.0.0 wrote the cached length under
+      another name (``None_max_seq_len_cached``), so every sequence past L
+      got its own frequencies and a shorter one kept the last long one's.
     * ``"llama3"`` (Llama 3.1), per pair with λ_k = 2π/ω_k: λ_k < L/high_freq_factor
       keeps ω_k; λ_k > L/low_freq_factor gives ω_k/s; in between
       (1 − γ)·ω_k/s + γ·ω_k with γ = (L/λ_k − low_freq_factor)/(high_freq_factor − low_freq_factor).

@@ -187,10 +187,20 @@ def test_bundled_bases_as_their_sources_state_them():
 
 
 def test_summary_counts_unfinished_turns_literally():
-    for name, cfg in bundled_configs().items():
-        s = config_summary(cfg)
-        wavelengths = [2 * math.pi / f for f in lit.inv_freq(s["rotary_dim"], s["base"])]
-        assert s["never_turn"] == sum(w > s["length"] for w in wavelengths), name
+    # rotated dims, base and L per bundled config, read from its source file (not from config_summary): L is
+    # original_max_position_embeddings where the scaling names one, else the declared max_position_embeddings
+    pinned = {
+        "Llama 2 7B": (128, 10000.0, 4096), "Llama 3.1 8B": (128, 500000.0, 8192),
+        "Code Llama 7B": (128, 1e6, 16384), "Mistral 7B": (128, 10000.0, 32768), "Qwen2.5 7B": (128, 1e6, 131072),
+        "GPT-NeoX-20B": (24, 10000.0, 2048), "GPT-J-6B": (64, 10000.0, 2048), "gpt-oss-20b": (64, 150000.0, 4096),
+        "Phi-3-mini 128k": (96, 10000.0, 4096),
+    }
+    configs = bundled_configs()
+    for name, (dim, base, length) in pinned.items():
+        s = config_summary(configs[name])
+        wavelengths = [2 * math.pi / f for f in lit.inv_freq(dim, base)]
+        assert (s["rotary_dim"], s["base"], s["length"]) == (dim, base, length), name
+        assert s["never_turn"] == sum(w > length for w in wavelengths), name
         assert math.isclose(s["slowest"], wavelengths[-1]) and math.isclose(s["fastest"], 2 * math.pi)
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from posenc_helpers import alibi_slopes, frequencies, rope, sinusoidal, wavelengths
+from posenc_helpers.configs import bundled_configs, bundled_sources, rope_settings
 from posenc_helpers.flashcards import CARDS, Card, cards_markdown, flashcard_deck, notebooks_of
 from posenc_helpers.precision import rope_angles, round_to
 from posenc_helpers.relative import t5_bucket
@@ -178,6 +179,12 @@ DERIVED = {
     "29": len(_never) == 29 == sum(2 * math.pi * 500000 ** (2 * k / 128) > 8192 for k in range(64)),
     "35": _never[0] == 35,
     "63": _never[-1] == 63 == len(_omega) - 1,
+    # notebook 11: Mistral 7B v0.1 declares 32768 tokens; its paper's context length, recorded in the source note, is 8192
+    "32768": bundled_configs()["Mistral 7B"]["max_position_embeddings"] == 32768
+             and "context_len of 8192" in bundled_sources()["Mistral 7B"]["note"],
+    # notebook 11: GPT-NeoX-20B rotates 24 of its 96 head dims, 25%, and leaves 75% unrotated
+    "25": (lambda s: s.rotary_dim / s.head_dim == 0.25)(rope_settings(bundled_configs()["GPT-NeoX-20B"])),
+    "75": (lambda s: 1 - s.rotary_dim / s.head_dim == 0.75)(rope_settings(bundled_configs()["GPT-NeoX-20B"])),
     # notebook 08: T5's encoder bucket 8 + ⌊ln(d/8)/ln 16 · 8⌋ (capped at 15) first reaches 15 at d = 91
     "91": _t5_last[0] == 91
           == min(d for d in range(8, 200) if 8 + math.floor(math.log(d / 8) / math.log(16) * 8) >= 15),

@@ -1,11 +1,16 @@
-"""RoPE as shipped: each real model's wavelengths against its training length, large bases, 2D RoPE scores.
+"""RoPE as shipped: each real model's wavelengths against its L, large bases, 2D RoPE scores, Qwen2-VL's ids.
 
 Taught in notebooks/11-rope-as-shipped.ipynb.
 
-A pair whose wavelength λ_k = 2π/ω_k is longer than the training length L
-never completes a turn in training. :func:`plot_model_wavelengths` draws
-λ_k / L for each bundled config; :func:`base_demo` lets a slider move the
-base and L of a 128-wide head and counts those pairs.
+A pair whose wavelength λ_k = 2π/ω_k is longer than L tokens never
+completes a turn within them. :func:`plot_model_wavelengths` draws λ_k / L
+for each of the nine models of notebook 11, with L the length a config's
+scaling starts from or, without scaling, its declared context
+``max_position_embeddings`` (not necessarily the training length);
+:func:`base_demo` lets a slider move the base and the training length L of a
+128-wide head and counts those pairs. :func:`plot_mrope_sections` and
+:func:`plot_mrope_ids` draw Qwen2-VL's split of the pairs between t, h and w
+and the ids of a short text-image-text sequence.
 """
 
 from __future__ import annotations
@@ -17,11 +22,13 @@ import numpy as np
 from .. import _validate as v
 from ..configs import bundled_configs, config_summary
 from ..core import frequencies
-from ..multiaxis import axial_rope_2d
+from ..multiaxis import MROPE_AXES, axial_rope_2d, mrope_pair_axis, mrope_position_ids
 from . import DIVERGING_CMAP, OKABE_ITO, new_figure
 
 __all__ = [
     "DEMO_DIM",
+    "MODEL_NAMES",
+    "TOL_MUTED",
     "plot_model_wavelengths",
     "make_model_wavelengths",
     "unfinished_pairs",
@@ -32,6 +39,11 @@ __all__ = [
     "axial_scores",
     "plot_axial_scores",
     "make_axial_scores",
+    "MROPE_SECTION",
+    "MROPE_SEQUENCE",
+    "plot_mrope_sections",
+    "plot_mrope_ids",
+    "make_mrope_ids",
     "FIGURES",
     "DEMOS",
 ]
@@ -40,19 +52,54 @@ __all__ = [
 DEMO_DIM = 128
 
 
-def plot_model_wavelengths(ax, configs=None) -> dict:
-    """λ_k / L of every rotated pair, one line per config (default: the bundled ones), log y axis.
+#: The nine models notebook 11 reads, in its order (the figure's default; later additions to the bundle are not drawn).
+MODEL_NAMES = (
+    "Llama 2 7B", "Llama 3.1 8B", "Code Llama 7B", "Mistral 7B", "Qwen2.5 7B",
+    "GPT-NeoX-20B", "GPT-J-6B", "gpt-oss-20b", "Phi-3-mini 128k",
+)
 
-    L is the length each config's scaling starts from, or its
-    ``max_position_embeddings`` when it has no scaling (see
+#: Paul Tol's "muted" qualitative scheme: nine colours that stay distinct under the common colour-vision deficiencies
+#: (https://personal.sron.nl/~pault/). Okabe-Ito has only seven strong ones besides its pale yellow.
+TOL_MUTED = ("#332288", "#CC6677", "#117733", "#AA4499", "#44AA99", "#882255", "#999933", "#DDCC77", "#88CCEE")
+
+#: One marker per model, so the lines differ in shape as well as colour.
+MODEL_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "h", "*")
+
+
+def _spread(values, gap):
+    """Positions as close to ``values`` as possible, sorted as they are, at least ``gap`` apart."""
+    order = np.argsort(values)
+    placed = np.asarray(values, dtype=float)[order].copy()
+    for _ in range(50):
+        for i in range(1, placed.size):
+            placed[i] = max(placed[i], placed[i - 1] + gap)
+        # pull the stack back down by its mean displacement, then re-check the gaps
+        placed -= (placed - np.asarray(values, dtype=float)[order]).mean() / 2
+    for i in range(1, placed.size):
+        placed[i] = max(placed[i], placed[i - 1] + gap)
+    out = np.empty_like(placed)
+    out[order] = placed
+    return out
+
+
+def plot_model_wavelengths(ax, configs=None) -> dict:
+    """λ_k / L of every rotated pair, one line per config (default: the nine of :data:`MODEL_NAMES`), log y axis.
+
+    L is the length each config's scaling starts from, or its declared
+    context ``max_position_embeddings`` when it has no scaling (see
     :func:`posenc_helpers.configs.config_summary`). Points above the line
     λ/L = 1 are pairs that never complete a turn within L. The x axis is the
     pair's place in its head, k/(pairs − 1), so heads of 12 and 64 pairs
-    share it. Returns ``{name: line}``. Taught in notebooks/11-rope-as-shipped.ipynb.
+    share it. Each line has its own colour (:data:`TOL_MUTED`) and marker and
+    is labelled at its right end with the count above the line ("18 of 64").
+    Returns ``{name: line}``. Taught in notebooks/11-rope-as-shipped.ipynb.
     """
-    configs = bundled_configs() if configs is None else configs
-    lines = {}
-    markers = "os^Dv<>pXh"
+    if configs is None:
+        bundled = bundled_configs()
+        configs = {name: bundled[name] for name in MODEL_NAMES}
+    if len(configs) > len(TOL_MUTED):
+        raise ValueError(f"configs can hold at most {len(TOL_MUTED)} models (one colour each), got {len(configs)}")
+    lines, ends, labels = {}, [], []
     for i, (name, cfg) in enumerate(configs.items()):
         s = config_summary(cfg)
         omega = frequencies(s["rotary_dim"], s["base"])
@@ -60,22 +107,36 @@ def plot_model_wavelengths(ax, configs=None) -> dict:
         # λ_k / L = 2π / (ω_k · L)
         ratio = 2.0 * np.pi / (omega * s["length"])
         (lines[name],) = ax.plot(
-            k / (k.size - 1), ratio, marker=markers[i % len(markers)], markersize=3.5, linewidth=1.6,
-            color=OKABE_ITO[i % len(OKABE_ITO)], label=f"{name} (L = {s['length']:,}; {s['never_turn']}/{s['pairs']})",
+            k / (k.size - 1), ratio, marker=MODEL_MARKERS[i], markersize=6, markevery=max(1, k.size // 8),
+            markeredgecolor="black", markeredgewidth=0.6, linewidth=2.2, color=TOL_MUTED[i],
+            label=f"{name}: {s['never_turn']} of {s['pairs']} (L = {s['length']:,})",
         )
-    ax.axhline(1.0, color="black", linewidth=1.2, linestyle="--")
-    ax.text(0.01, 1.25, "one turn within L", ha="left", va="bottom")
+        ends.append(float(ratio[-1]))
+        labels.append(lines[name].get_label())
+    ax.hlines(1.0, 0.0, 1.0, color="black", linewidth=1.4, linestyle="--")
+    ax.text(0.01, 1.15, "λ = L: one turn within L", ha="left", va="bottom")
     ax.set_yscale("log")
+    ax.set_xlim(0.0, 1.56)
+    ax.set_xticks(np.linspace(0.0, 1.0, 6))
+    ax.spines[["right", "top"]].set_visible(False)
     ax.set_xlabel("pair position in the head, k / (pairs − 1) (fast → slow)")
-    ax.set_ylabel("wavelength / training length λ_k / L")
-    ax.set_title("Which pairs finish a turn within the training length (count above the line in brackets)")
-    ax.legend(loc="lower right", fontsize=11)
+    ax.set_ylabel("wavelength over L, λ_k / L (log)")
+    ax.set_title("Pairs above the dashed line never finish a turn within L; each label counts them")
+    # direct labels right of the lines, at least 1/17 of the axis height apart, each joined to its line's end
+    low, high = np.log10(min(float(line.get_ydata().min()) for line in lines.values())) - 0.3, np.log10(max(ends)) + 1.6
+    ax.set_ylim(10.0**low, 10.0**high)
+    spots = 10.0 ** _spread(np.log10(ends), (high - low) / 17)
+    for i, (end, spot) in enumerate(zip(ends, spots, strict=True)):
+        ax.plot([1.0, 1.06], [end, spot], color=TOL_MUTED[i], linewidth=1.2)
+        ax.plot([1.075], [spot], marker=MODEL_MARKERS[i], color=TOL_MUTED[i], markeredgecolor="black",
+                markeredgewidth=0.6, markersize=8)
+        ax.text(1.095, spot, labels[i], va="center", ha="left")
     return lines
 
 
 def make_model_wavelengths():
     """The figure ``figures/11-model-wavelengths.png``: every bundled config's λ_k / L."""
-    fig, ax = new_figure(figsize=(10.0, 5.6))
+    fig, ax = new_figure(figsize=(12.0, 6.0))
     plot_model_wavelengths(ax)
     return fig
 
@@ -209,5 +270,79 @@ def make_axial_scores():
     return fig
 
 
-FIGURES = {"11-model-wavelengths": make_model_wavelengths, "11-axial-scores": make_axial_scores}
+#: Qwen2-VL's split of its 64 pairs between t, h and w (its config's mrope_section).
+MROPE_SECTION = (16, 24, 24)
+
+#: A short mixed sequence: 3 text tokens, one image of 4 × 6 patches (2 × 3 tokens after merging), 2 text tokens.
+MROPE_SEQUENCE = (3, (1, 4, 6), 2)
+
+
+def plot_mrope_sections(ax, mrope_section=MROPE_SECTION, base=10000.0) -> dict:
+    """Which id turns each pair under Qwen2-VL's multimodal RoPE: ω_k (log y) against k, coloured by t, h, w.
+
+    The pairs are split in order (:func:`posenc_helpers.multiaxis.mrope_pair_axis`),
+    so t gets the fastest pairs and w the slowest. Returns ``{"t": line, "h": line,
+    "w": line}``. Taught in notebooks/11-rope-as-shipped.ipynb.
+    """
+    axis = mrope_pair_axis(mrope_section)
+    k = np.arange(axis.size)
+    omega = frequencies(2 * axis.size, base)
+    lines = {}
+    for a, (name, marker) in enumerate(zip(MROPE_AXES, "osD", strict=True)):
+        pairs = k[axis == a]
+        (lines[name],) = ax.plot(pairs, omega[pairs], marker, color=OKABE_ITO[a], markersize=6,
+                                 label=f"{name}: pairs {pairs[0]}–{pairs[-1]} ({pairs.size})")
+        ax.text(pairs.mean(), omega[pairs[0]] * 3.0, name, color=OKABE_ITO[a], ha="center", fontsize=15,
+                fontweight="bold")
+    ax.set_yscale("log")
+    ax.set_ylim(omega[-1] / 3, 8.0)
+    ax.set_xlabel("pair index k (fast → slow)")
+    ax.set_ylabel("ω_k (rad per id step)")
+    ax.set_title(f"Qwen2-VL: mrope_section = {list(mrope_section)} gives each id a block of pairs")
+    ax.legend(loc="lower left")
+    return lines
+
+
+def plot_mrope_ids(ax, segments=MROPE_SEQUENCE, spatial_merge_size=2) -> dict:
+    """The (t, h, w) ids of a short text-image-text sequence, one marker series per id, image tokens shaded.
+
+    The ids come from :func:`posenc_helpers.multiaxis.mrope_position_ids`.
+    Returns ``{"t": line, "h": line, "w": line, "ids": array}``.
+    Taught in notebooks/11-rope-as-shipped.ipynb.
+    """
+    ids = mrope_position_ids(list(segments), spatial_merge_size)
+    token = np.arange(ids.shape[1])
+    out = {"ids": ids}
+    start = 0
+    for item in segments:
+        width = item if v._is_int(item) else (item[1] // spatial_merge_size) * (item[2] // spatial_merge_size)
+        if not v._is_int(item):
+            ax.axvspan(start - 0.5, start + width - 0.5, color="0.9", zorder=0)
+            ax.text(start + width / 2 - 0.5, ids.max() + 0.9, "image tokens", ha="center")
+        start += width
+    for a, (name, marker, shift) in enumerate(zip(MROPE_AXES, "osD", (-0.18, 0.0, 0.18), strict=True)):
+        (out[name],) = ax.plot(token + shift, ids[a], marker, color=OKABE_ITO[a], markersize=8, label=f"{name} id")
+    ax.set_xticks(token)
+    ax.set_yticks(np.arange(ids.max() + 1))
+    ax.set_ylim(-0.5, ids.max() + 1.6)
+    ax.set_xlabel("token index in the sequence")
+    ax.set_ylabel("position id")
+    ax.set_title("Position ids: text after the image resumes at the largest id used plus one")
+    ax.legend(loc="upper left")
+    return out
+
+
+def make_mrope_ids():
+    """The figure ``figures/11-mrope-ids.png``: Qwen2-VL's pair split and the ids of a short mixed sequence."""
+    fig, (top, bottom) = new_figure(2, 1, figsize=(9.0, 8.0))
+    plot_mrope_sections(top)
+    plot_mrope_ids(bottom)
+    return fig
+
+
+FIGURES = {
+    "11-model-wavelengths": make_model_wavelengths,
+    "11-axial-scores": make_axial_scores,
+    "11-mrope-ids": make_mrope_ids,
+}
 DEMOS = {"base": base_demo}

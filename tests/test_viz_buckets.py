@@ -24,6 +24,9 @@ def test_demo_moves_the_bucket_line_and_markers(num_buckets, max_distance):
     assert right.get_x() == start - 0.5
     assert f"|n − m| = {start}" in demo.readout.value
     assert f"num_buckets = {num_buckets}, max_distance = {max_distance}" in demo.readout.value
+    # the y axis fits the buckets in use, 0 … num_buckets − 1, and does not run to MAX_BUCKETS
+    low, high = demo.fig.axes[0].get_ylim()
+    assert low < 0 and num_buckets - 1 < high <= 1.25 * num_buckets
 
 
 def test_defaults_and_static_parts():

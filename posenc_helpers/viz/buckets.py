@@ -34,7 +34,7 @@ __all__ = [
 #: The relative positions the figure shows: n − m from −SPAN to SPAN.
 SPAN = 300
 
-#: The largest num_buckets the demo offers (the y axis is fixed to fit it).
+#: The largest num_buckets the demo offers.
 MAX_BUCKETS = 64
 
 
@@ -63,20 +63,26 @@ def plot_bucket_map(ax, num_buckets=32, max_distance=128) -> dict:
 
     Animated (moved by :func:`update_bucket_map`): the bucket line, two dashed
     lines at n − m = ±max_distance, and two shaded spans where the last
-    bucket of each sign starts. The axes stay fixed so a slider step only
-    redraws those. Returns the artists. Taught in notebooks/08-other-schemes.ipynb.
+    bucket of each sign starts. The x axis stays fixed; the y axis fits the
+    buckets in use, 0 … num_buckets − 1 (so a slider step that changes
+    num_buckets redraws the axes too). Returns the artists.
+    Taught in notebooks/08-other-schemes.ipynb.
+
+    >>> fig, ax = new_figure()
+    >>> h = plot_bucket_map(ax)
+    >>> ax.get_ylim()                # buckets 0 … 31, with room above for the legend
+    (np.float64(-1.0), np.float64(40.0))
     """
     rel = np.arange(-SPAN, SPAN + 1)
-    (line,) = ax.step(rel, np.zeros(rel.shape), where="mid", color=OKABE_ITO[0], animated=True,
+    (line,) = ax.step(rel, np.zeros(rel.shape), where="mid", color=OKABE_ITO[0], linewidth=2.5, animated=True,
                       label="bucket(n − m)")
     limits = [ax.axvline(0.0, color="0.3", linestyle="--", linewidth=1.3, animated=True) for _ in range(2)]
     shades = [ax.axvspan(0.0, 1.0, color=OKABE_ITO[1], alpha=0.18, animated=True) for _ in range(2)]
     shades[0].set_label("last bucket: one bias for all these distances")
     limits[0].set_label("n − m = ±max_distance")
     ax.set_xlim(-SPAN, SPAN)
-    ax.set_ylim(-1, MAX_BUCKETS)
     ax.set_xlabel("relative position n − m (tokens; key after query > 0)")
-    ax.set_ylabel("bucket index")
+    ax.set_ylabel("bucket index (one learned bias each)")
     ax.set_title("T5 relative position buckets (bidirectional)")
     ax.legend(loc="upper left")
     handles = {"line": line, "limits": limits, "shades": shades, "rel": rel}
@@ -92,6 +98,10 @@ def update_bucket_map(handles, num_buckets=32, max_distance=128) -> str:
     rel = handles["rel"]
     buckets = t5_bucket(rel, True, num_buckets, max_distance)
     handles["line"].set_ydata(buckets)
+    # y axis: the buckets in use, 0 … num_buckets − 1, and a quarter more above for the legend
+    handles["line"].axes.set_ylim(-1, num_buckets * 1.25)
+    # ticks every quarter: the exact buckets, the log buckets, and the same again after the query
+    handles["line"].axes.set_yticks(np.arange(0, num_buckets + 1, max(num_buckets // 4, 1)))
     handles["limits"][0].set_xdata([-max_distance, -max_distance])
     handles["limits"][1].set_xdata([max_distance, max_distance])
     start = last_bucket_start(num_buckets, max_distance)

@@ -186,7 +186,8 @@ def make_yarn_ramp():
 def plot_turns(ax, dim=DEFAULT_DIM, base=DEFAULT_BASE, original_max_position=DEFAULT_LENGTH) -> dict:
     """Turns of each pair within the training length L, before and after scaling (log y axis).
 
-    Static: the original turns L·ω_k/2π (black dashed), the one-turn line, and
+    Static: the original turns L·ω_k/2π (thin solid black line, "original ω";
+    the dashed line is NTK-aware), the one-turn line, and
     a shaded band over the pairs that never finish a turn in training.
     Animated (moved by :func:`update_turns`): one line per method and the
     limit "original ÷ s" (a slow pair at or below it sees no new angles on

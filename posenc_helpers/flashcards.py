@@ -186,7 +186,7 @@ CARDS: list[Card] = [
     Card("How does ALiBi bring position into attention?",
          "Without vectors: it subtracts a penalty proportional to the distance, with one slope per head, from each "
          "attention score.", "08"),
-    Card("A learned position table has P rows. What happens at position P?",
+    Card("A position table learned at training length L has rows 0 … L − 1. What happens at position L?",
          "There is no row for it. A plain lookup raises an error (an IndexError in NumPy); code that clamps the index "
          "silently reuses the last row, and a position gone negative, such as −1, silently wraps round to the last "
          "row in Python.", "08"),

@@ -192,14 +192,15 @@ def plot_turns(ax, dim=DEFAULT_DIM, base=DEFAULT_BASE, original_max_position=DEF
     Animated (moved by :func:`update_turns`): one line per method and the
     limit "original ÷ s" (a slow pair at or below it sees no new angles on
     s·L tokens). The title stays fixed: redrawing text each frame is slow, so
-    the readout reports s. Returns the artists and the model's settings.
+    the readout reports s. Returns the artists (``"original"``, ``"lines"``,
+    ``"labels"``, ``"limit"``) and the model's settings.
     Taught in notebooks/09-long-context.ipynb.
     """
     length = v.positive_int("original_max_position", original_max_position)
     omega = frequencies(dim, base)
     k = np.arange(omega.size)
     original = turns_within(omega, length)
-    ax.plot(k, original, "-", color="black", linewidth=1.2, label="original ω")
+    (original_line,) = ax.plot(k, original, "-", color="black", linewidth=1.2, label="original ω")
     ax.text(2, original[2] * 1.6, "original", ha="left", va="bottom", color="black")
     ax.axhline(1.0, color="0.5", linewidth=1.0)
     slow = np.flatnonzero(original < 1.0)
@@ -228,6 +229,7 @@ def plot_turns(ax, dim=DEFAULT_DIM, base=DEFAULT_BASE, original_max_position=DEF
     ax.set_title(f"How far each pair turns within the training length (D = {int(dim)}, L = {length})")
     ax.legend(loc="lower left", ncols=2)
     return {
+        "original": original_line,
         "lines": lines,
         "labels": labels,
         "limit": limit,

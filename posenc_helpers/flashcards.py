@@ -200,7 +200,7 @@ CARDS: list[Card] = [
     Card("How does ALiBi bring position into attention?",
          "Without vectors: it subtracts a penalty proportional to the distance, with one slope per head, from each "
          "attention score.", "08"),
-    Card("A learned position table has P rows. What happens at position P?",
+    Card("A position table learned at training length L has rows 0 … L − 1. What happens at position L?",
          "There is no row for it. A plain lookup raises an error (an IndexError in NumPy); code that clamps the index "
          "silently reuses the last row, and a position gone negative, such as −1, silently wraps round to the last "
          "row in Python.", "08"),
@@ -246,7 +246,9 @@ CARDS: list[Card] = [
     Card("What does dynamic NTK do, and when?",
          "Only at inference: up to the training length L it keeps the model's frequencies; past L it uses NTK-aware "
          "scaling with base · (s·seq_len/L − (s − 1))^(D/(D − 2)), a base that grows with the sequence. Hugging "
-         "Face's module also keeps the frequencies of the longest sequence seen until one shorter than L resets "
+         "Face's module keeps state across calls, and which state depends on the transformers release: recent "
+         "releases keep the frequencies of the longest sequence seen, until one shorter than L resets them; in the "
+         "early 5.x releases, before a fix, each input longer than L got its own frequencies but nothing reset "
          "them.", "09"),
     Card("How does LongRoPE (rope_type \"longrope\", formerly \"su\") rescale RoPE?",
          "It divides each pair by its own searched factor: the short_factor table up to the training length L, the "

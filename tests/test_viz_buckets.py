@@ -24,6 +24,9 @@ def test_demo_moves_the_bucket_line_and_markers(num_buckets, max_distance):
     assert right.get_x() == start - 0.5
     assert f"|n − m| = {start}" in demo.readout.value
     assert f"num_buckets = {num_buckets}, max_distance = {max_distance}" in demo.readout.value
+    # the demo's y axis stays fixed and holds every bucket the slider can reach
+    low, high = demo.fig.axes[0].get_ylim()
+    assert low < 0 and bk.MAX_BUCKETS - 1 < high and max(expected) < high
 
 
 def test_defaults_and_static_parts():
@@ -36,4 +39,9 @@ def test_defaults_and_static_parts():
     assert bk.DEMOS == {"t5_buckets": bk.buckets_demo}
     figures = bk.FIGURES
     assert set(figures) == {"08-t5-bucket-map"}
-    assert len(figures["08-t5-bucket-map"]().axes) == 1
+    fig = figures["08-t5-bucket-map"]()
+    assert len(fig.axes) == 1
+    # the static figure's y axis fits T5's 32 buckets (0 … 31), not the demo's 64
+    low, high = fig.axes[0].get_ylim()
+    assert low < 0 and 31 < high <= 1.25 * 32
+    assert max(fig.axes[0].lines[0].get_ydata()) == 31

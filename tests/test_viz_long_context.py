@@ -83,6 +83,13 @@ def test_demo_reset_and_static_parts():
     assert "(turns)" in ax.get_ylabel() and ax.get_xlabel() and ax.get_title()
     for artist in [*demo.handles["lines"].values(), demo.handles["limit"]]:
         assert artist.get_animated()
+    # the original ω is the thin solid black line, static, with the unscaled turns L·ω/2π; NTK is the dashed one
+    original = demo.handles["original"]
+    assert (original.get_color(), original.get_linestyle(), original.get_label()) == ("black", "-", "original ω")
+    assert not original.get_animated() and original.get_linewidth() < demo.handles["lines"]["ntk"].get_linewidth()
+    omega = [10000.0 ** (-2 * k / lc.DEFAULT_DIM) for k in range(lc.DEFAULT_DIM // 2)]
+    np.testing.assert_allclose(original.get_ydata(), [lc.DEFAULT_LENGTH * w / (2 * math.pi) for w in omega], rtol=1e-12)
+    assert demo.handles["lines"]["ntk"].get_linestyle() == "--" and demo.handles["lines"]["pi"].get_linestyle() == "-"
     assert "turns" in lc.DEMOS and lc.DEMOS["turns"] is lc.turns_demo
 
 

@@ -88,7 +88,7 @@ def test_naive_slopes_equal_the_paper_only_for_powers_of_two():
         (lambda: vs.learned_table(0, 4), ValueError, r"^n_positions must be a positive integer, got 0"),
         (lambda: vs.naive_alibi_slopes(2.5), TypeError, r"^n_heads must be a positive integer, got 2.5"),
         (lambda: vs.rope_scores([1.0, 0.0], [1.0, 0.0, 0.0], [1]), ValueError, r"^q and k must be vectors"),
-        (lambda: vs.learned_scores(np.ones(3), [1]), ValueError, r"^table must have shape \(P, dim\)"),
+        (lambda: vs.learned_scores(np.ones(3), [1]), ValueError, r"^table must have shape \(L, dim\)"),
         (lambda: vs.sinusoid_scores([float("nan")]), ValueError, r"^distances must be finite"),
     ],
 )
@@ -201,6 +201,12 @@ def test_mass_figure_draws_the_no_bias_share_and_the_heads():
     rows = h["rows"]
     np.testing.assert_allclose(h["uniform"].get_ydata(), [(t - 512) / t for t in rows])
     np.testing.assert_allclose(h["alibi"][2].get_ydata()[-1], literal_mass_beyond(512, 2048, 1 / 256), rtol=1e-9)
+    # a log axis whose range holds every drawn mass, head 5's 3e-4 included (rows start at T = L + 1, mass > 0)
+    assert ax.get_yscale() == "log" and rows[0] == 513
+    low, high = ax.get_ylim()
+    drawn = np.concatenate([line.get_ydata() for line in [*h["alibi"], h["uniform"]]])
+    assert np.all(drawn > 0) and low <= drawn.min() and drawn.max() <= high
+    assert h["alibi"][0].get_ydata()[-1] == pytest.approx(literal_mass_beyond(512, 2048, 1 / 64), rel=1e-9)
     with pytest.raises(ValueError, match="max_len must exceed train_len=512, got 512"):
         vs.plot_alibi_mass_beyond(ax, 512, 512)
 

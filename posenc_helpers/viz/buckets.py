@@ -34,7 +34,7 @@ __all__ = [
 #: The relative positions the figure shows: n − m from −SPAN to SPAN.
 SPAN = 300
 
-#: The largest num_buckets the demo offers (the y axis is fixed to fit it).
+#: The largest num_buckets the demo offers (the demo's y axis is fixed to fit it).
 MAX_BUCKETS = 64
 
 
@@ -58,25 +58,36 @@ def last_bucket_start(num_buckets=32, max_distance=128, bidirectional=True) -> i
     return int(d[np.argmax(buckets == last)])
 
 
-def plot_bucket_map(ax, num_buckets=32, max_distance=128) -> dict:
+def plot_bucket_map(ax, num_buckets=32, max_distance=128, y_buckets=None) -> dict:
     """Bucket of every relative position n − m in [−SPAN, SPAN], bidirectional (T5's encoder), as steps.
 
     Animated (moved by :func:`update_bucket_map`): the bucket line, two dashed
     lines at n − m = ±max_distance, and two shaded spans where the last
     bucket of each sign starts. The axes stay fixed so a slider step only
-    redraws those. Returns the artists. Taught in notebooks/08-other-schemes.ipynb.
+    redraws those: the y axis fits buckets 0 … ``y_buckets`` − 1 (default
+    ``num_buckets``, the buckets in use; the slider demo passes MAX_BUCKETS).
+    Returns the artists. Taught in notebooks/08-other-schemes.ipynb.
+
+    >>> fig, ax = new_figure()
+    >>> h = plot_bucket_map(ax)
+    >>> ax.get_ylim()                # buckets 0 … 31, with room above for the legend
+    (np.float64(-1.0), np.float64(40.0))
     """
     rel = np.arange(-SPAN, SPAN + 1)
-    (line,) = ax.step(rel, np.zeros(rel.shape), where="mid", color=OKABE_ITO[0], animated=True,
+    (line,) = ax.step(rel, np.zeros(rel.shape), where="mid", color=OKABE_ITO[0], linewidth=2.5, animated=True,
                       label="bucket(n − m)")
     limits = [ax.axvline(0.0, color="0.3", linestyle="--", linewidth=1.3, animated=True) for _ in range(2)]
     shades = [ax.axvspan(0.0, 1.0, color=OKABE_ITO[1], alpha=0.18, animated=True) for _ in range(2)]
     shades[0].set_label("last bucket: one bias for all these distances")
     limits[0].set_label("n − m = ±max_distance")
+    y_buckets = num_buckets if y_buckets is None else v.positive_int("y_buckets", y_buckets)
     ax.set_xlim(-SPAN, SPAN)
-    ax.set_ylim(-1, MAX_BUCKETS)
+    # y axis: buckets 0 … y_buckets − 1, and a quarter more above for the legend
+    ax.set_ylim(-1, y_buckets * 1.25)
+    # ticks every quarter: the exact buckets, the log buckets, and the same again after the query
+    ax.set_yticks(np.arange(0, y_buckets + 1, max(y_buckets // 4, 1)))
     ax.set_xlabel("relative position n − m (tokens; key after query > 0)")
-    ax.set_ylabel("bucket index")
+    ax.set_ylabel("bucket index (one learned bias each)")
     ax.set_title("T5 relative position buckets (bidirectional)")
     ax.legend(loc="upper left")
     handles = {"line": line, "limits": limits, "shades": shades, "rel": rel}
@@ -115,15 +126,21 @@ def update_bucket_map(handles, num_buckets=32, max_distance=128) -> str:
     )
 
 
-def make_bucket_figure(num_buckets=32, max_distance=128):
-    """A figure with :func:`plot_bucket_map` drawn on it: ``(fig, handles)`` for the slider demo."""
+def make_bucket_figure(num_buckets=32, max_distance=128, y_buckets=MAX_BUCKETS):
+    """A figure with :func:`plot_bucket_map` drawn on it: ``(fig, handles)`` for the slider demo.
+
+    The y axis fits ``y_buckets`` buckets: by default the most the demo's slider offers.
+    """
     fig, ax = new_figure(figsize=(9.0, 4.8))
-    return fig, plot_bucket_map(ax, num_buckets, max_distance)
+    return fig, plot_bucket_map(ax, num_buckets, max_distance, y_buckets)
 
 
 def make_bucket_map():
-    """The figure ``figures/08-t5-bucket-map.png``: T5's defaults, 32 buckets and max_distance 128."""
-    fig, _ = make_bucket_figure()
+    """The figure ``figures/08-t5-bucket-map.png``: T5's defaults, 32 buckets and max_distance 128.
+
+    Its y axis fits the 32 buckets in use.
+    """
+    fig, _ = make_bucket_figure(y_buckets=32)
     return fig
 
 

@@ -186,19 +186,21 @@ def make_yarn_ramp():
 def plot_turns(ax, dim=DEFAULT_DIM, base=DEFAULT_BASE, original_max_position=DEFAULT_LENGTH) -> dict:
     """Turns of each pair within the training length L, before and after scaling (log y axis).
 
-    Static: the original turns L·ω_k/2π (black dashed), the one-turn line, and
+    Static: the original turns L·ω_k/2π (thin solid black line, "original ω";
+    the dashed line is NTK-aware), the one-turn line, and
     a shaded band over the pairs that never finish a turn in training.
     Animated (moved by :func:`update_turns`): one line per method and the
     limit "original ÷ s" (a slow pair at or below it sees no new angles on
     s·L tokens). The title stays fixed: redrawing text each frame is slow, so
-    the readout reports s. Returns the artists and the model's settings.
+    the readout reports s. Returns the artists (``"original"``, ``"lines"``,
+    ``"labels"``, ``"limit"``) and the model's settings.
     Taught in notebooks/09-long-context.ipynb.
     """
     length = v.positive_int("original_max_position", original_max_position)
     omega = frequencies(dim, base)
     k = np.arange(omega.size)
     original = turns_within(omega, length)
-    ax.plot(k, original, "-", color="black", linewidth=1.2, label="original ω")
+    (original_line,) = ax.plot(k, original, "-", color="black", linewidth=1.2, label="original ω")
     ax.text(2, original[2] * 1.6, "original", ha="left", va="bottom", color="black")
     ax.axhline(1.0, color="0.5", linewidth=1.0)
     slow = np.flatnonzero(original < 1.0)
@@ -227,6 +229,7 @@ def plot_turns(ax, dim=DEFAULT_DIM, base=DEFAULT_BASE, original_max_position=DEF
     ax.set_title(f"How far each pair turns within the training length (D = {int(dim)}, L = {length})")
     ax.legend(loc="lower left", ncols=2)
     return {
+        "original": original_line,
         "lines": lines,
         "labels": labels,
         "limit": limit,

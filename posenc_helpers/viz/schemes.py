@@ -7,7 +7,7 @@ position 0 and plot what each scheme contributes to their attention score:
 
 * learned table: E[Δ]·E[0] for an *untrained* table (a seeded random
   initialisation, not trained weights; the trained counterpart is in
-  notebooks/13-trained-heads.ipynb); it has rows 0 … P − 1 only, so the curve
+  notebooks/13-trained-heads.ipynb); it has rows 0 … L − 1 only, so the curve
   stops at the training length;
 * added sinusoids: PE(Δ)·PE(0) = Σ_k cos(ω_k Δ), which depends on Δ alone;
 * RoPE: rope(q, Δ)·rope(k, 0), for one fixed, seeded q and k;
@@ -133,17 +133,17 @@ def rope_scores(q, k, distances, base=10000.0) -> np.ndarray:
 
 
 def learned_scores(table, distances) -> np.ndarray:
-    """E[Δ]·E[0] for each distance Δ that has a row; NaN where Δ ≥ P (the table has no row there).
+    """E[Δ]·E[0] for each distance Δ that has a row; NaN where Δ ≥ L (the table has no row there).
 
     Taught in notebooks/08-other-schemes.ipynb.
 
-    >>> table = np.eye(3)            # P = 3 rows
+    >>> table = np.eye(3)            # L = 3 rows
     >>> learned_scores(table, [0, 1, 5])
     array([ 1.,  0., nan])
     """
     table = v.real_array("table", table)
     if table.ndim != 2:
-        raise ValueError(f"table must have shape (P, dim), got shape {table.shape}")
+        raise ValueError(f"table must have shape (L, dim), got shape {table.shape}")
     distances = v.real_array("distances", distances).astype(int)
     out = np.full(distances.shape, np.nan)
     inside = (distances >= 0) & (distances < len(table))
@@ -186,18 +186,18 @@ def alibi_mass_beyond(train_len, row_len, n_heads: int = ALIBI_N_HEADS, content=
 
 @styled
 def plot_learned_table(ax, table, show_until=None) -> dict:
-    """Heatmap of a position table (rows = positions), with the missing rows beyond P hatched.
+    """Heatmap of a position table (rows = positions), with the missing rows from L on hatched.
 
     The entries are signed, so the colours are DIVERGING_CMAP with limits ±max|E|
     (0 in the middle) and a labelled colorbar; the missing rows are grey.
-    ``show_until`` (default 1.5·P) sets how far the position axis runs.
+    ``show_until`` (default 1.5·L) sets how far the position axis runs.
     Returns ``{"image", "edge", "missing", "colorbar"}``.
     Taught in notebooks/08-other-schemes.ipynb.
 
     >>> from posenc_helpers.viz import new_figure
     >>> fig, ax = new_figure()
     >>> h = plot_learned_table(ax, learned_table(16, 8))
-    >>> h["edge"].get_xdata().tolist()     # the hard edge sits at P = 16, the first missing row
+    >>> h["edge"].get_xdata().tolist()     # the hard edge sits at L = 16, the first missing row
     [15.5, 15.5]
     >>> h["image"].get_cmap().name, h["image"].get_clim()[0] == -h["image"].get_clim()[1]
     ('RdBu_r', True)
@@ -211,7 +211,7 @@ def plot_learned_table(ax, table, show_until=None) -> dict:
                       extent=(-0.5, n_positions - 0.5, dim - 0.5, -0.5))
     missing = ax.add_patch(Rectangle((n_positions - 0.5, -0.5), show_until - n_positions, dim, facecolor="0.85",
                                      edgecolor="0.4", hatch="//", linewidth=0))
-    ax.text((n_positions + show_until) / 2 - 0.5, (dim - 1) / 2, f"no rows:\npos ≥ P = {n_positions}", ha="center",
+    ax.text((n_positions + show_until) / 2 - 0.5, (dim - 1) / 2, f"no rows:\npos ≥ L = {n_positions}", ha="center",
             va="center", fontsize=12, bbox={"facecolor": "white", "edgecolor": "0.4"})
     (edge,) = ax.plot([n_positions - 0.5] * 2, [-0.5, dim - 0.5], color=OKABE_ITO[1], linewidth=3)
     ax.set_xlim(-0.5, show_until - 0.5)
@@ -219,7 +219,7 @@ def plot_learned_table(ax, table, show_until=None) -> dict:
     colorbar = ax.figure.colorbar(image, ax=ax, label="E[pos, i]")
     ax.set_xlabel("position pos (tokens)")
     ax.set_ylabel("dimension index i")
-    ax.set_title(f"Position table, untrained (random initialisation): P = {n_positions}, D = {dim}")
+    ax.set_title(f"Position table, untrained (random initialisation): L = {n_positions}, D = {dim}")
     return {"image": image, "edge": edge, "missing": missing, "colorbar": colorbar}
 
 
@@ -303,9 +303,12 @@ def plot_alibi_mass_beyond(ax, train_len: int = 512, max_len: int = 4 * 512, hea
                            n_heads: int = ALIBI_N_HEADS) -> dict:
     """Softmax mass on distances Δ ≥ L against row length, for some ALiBi heads and for no position bias.
 
-    Zero content logits; a row of T keys (query at position T − 1). Without
-    a bias the mass beyond L is (T − L)/T; ALiBi's gentlest heads level off
-    near e^{−m·L}. Returns ``{"rows", "alibi", "uniform"}``.
+    Zero content logits; a row of T keys (query at position T − 1), for
+    T = L + 1 … ``max_len`` (at T = L no key is beyond L and every mass is 0).
+    Without a bias the mass beyond L is (T − L)/T; ALiBi's gentlest heads
+    level off near e^{−m·L}. The mass axis is logarithmic, so a head that
+    leaves 3·10⁻⁴ there (head 5 of 8 at L = 512) is as visible as one that
+    leaves 0.1. Returns ``{"rows", "alibi", "uniform"}``.
     Taught in notebooks/08-other-schemes.ipynb.
 
     >>> from posenc_helpers.viz import new_figure
@@ -313,12 +316,15 @@ def plot_alibi_mass_beyond(ax, train_len: int = 512, max_len: int = 4 * 512, hea
     >>> h = plot_alibi_mass_beyond(ax, 4, 8, heads=[0], n_heads=1)
     >>> h["uniform"].get_ydata()[-1]          # 8 keys, 4 of them beyond L = 4
     np.float64(0.5)
+    >>> ax.get_yscale()
+    'log'
     """
     train_len = v.positive_int("train_len", train_len)
     max_len = v.positive_int("max_len", max_len)
     if max_len <= train_len:
         raise ValueError(f"max_len must exceed train_len={train_len}, got {max_len}")
-    rows = np.unique(np.linspace(train_len, max_len, 64).astype(int))
+    # T = L + 1 … max_len: from the first row with a key beyond L
+    rows = np.unique(np.linspace(train_len + 1, max_len, 64).astype(int))
     slopes = alibi_slopes(n_heads)
     mass = np.array([alibi_mass_beyond(train_len, t, n_heads) for t in rows])
     (uniform,) = ax.plot(rows, (rows - train_len) / rows, color="black", linestyle="--", linewidth=2,
@@ -328,12 +334,16 @@ def plot_alibi_mass_beyond(ax, train_len: int = 512, max_len: int = 4 * 512, hea
         (line,) = ax.plot(rows, mass[:, h], color=OKABE_ITO[(3 + j) % len(OKABE_ITO)], linewidth=2.5,
                           label=f"ALiBi head {h}: m = 1/{1 / slopes[h]:g}")
         lines.append(line)
+    ax.set_yscale("log")
+    shown = mass[:, list(heads)]
+    floor = shown[shown > 0].min() if np.any(shown > 0) else 1.0 / rows[-1]
     ax.set_xlim(train_len, max_len)
-    ax.set_ylim(0.0, 1.0)
+    # from the decade below the smallest mass drawn up to just above 1 (a share never exceeds 1)
+    ax.set_ylim(10.0 ** np.floor(np.log10(min(floor, 1.0 / rows[0]))), 1.5)
     ax.set_xlabel("keys in the row T (tokens)")
-    ax.set_ylabel("softmax mass on Δ ≥ L")
+    ax.set_ylabel("softmax mass on Δ ≥ L (share, log)")
     ax.set_title(f"Attention left on distances beyond L = {train_len}, zero content logits")
-    ax.legend(loc="upper left", fontsize=11)
+    ax.legend(loc="lower right", fontsize=11)
     return {"rows": rows, "alibi": lines, "uniform": uniform}
 
 

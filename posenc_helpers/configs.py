@@ -435,8 +435,8 @@ def _scaling_sentence(s: RopeSettings, summary: dict) -> str:
         return f"scaling: linear (Position Interpolation), every frequency divided by {s.factor:g}"
     if s.rope_type == "dynamic":
         return (
-            f"scaling: dynamic NTK with factor {s.factor:g}, at inference only: beyond L = {length:,} tokens "
-            "the base grows with the sequence length"
+            f"scaling: dynamic NTK with factor {s.factor:g}, designed for inference without fine-tuning: "
+            f"beyond L = {length:,} tokens the base grows with the sequence length"
         )
     if s.rope_type == "llama3":
         lo, hi = float(p["low_freq_factor"]), float(p["high_freq_factor"])

@@ -397,10 +397,18 @@ def config_summary(config) -> dict:
     (slowest wavelength of the frequencies used on long inputs) and
     ``context`` (``max_position_embeddings``). Taught in notebooks/11-rope-as-shipped.ipynb.
 
+    A config that sets position per layer (see :func:`per_layer`) has no single summary: a ValueError
+    points to :func:`layer_positions` and :func:`describe_config`.
+
     >>> s = config_summary({"head_dim": 128, "rope_theta": 10000.0, "max_position_embeddings": 4096})
     >>> s["pairs"], s["never_turn"], round(s["slowest"])   # 2π·10000^(126/128)
     (64, 18, 54410)
     """
+    if per_layer(config):
+        raise ValueError(
+            "this config sets position per layer (or needs its model's own code): config_summary has one row per "
+            "model; use layer_positions(config), or describe_config(config) for the report"
+        )
     s = rope_settings(config)
     omega = frequencies(s.rotary_dim, s.base)
     wavelength = 2.0 * np.pi / omega
@@ -554,6 +562,7 @@ FAMILIES = {
     "ministral3": "ministral3",
     "qwen2": "qwen_window", "qwen3": "qwen_window", "qwen3_moe": "qwen_window",
     "mistral": "mistral",
+    "gptj": "gptj", "gpt_neox": "gpt_neox",
 }
 
 # each family's config-class default_theta (transformers 5.24.0, models/<family>/configuration_<family>.py);
@@ -615,6 +624,23 @@ class LayerPositions:
         """The number of pairs that turn (rotary_dim / 2)."""
         return self.rotary_dim // 2
 
+    @property
+    def mrope_axes(self) -> tuple[str, ...] | None:
+        """For multimodal RoPE, the axis ("t", "h" or "w") each pair's angle follows; None otherwise.
+
+        Contiguous (Qwen2-VL): the first section's pairs follow t, the next h, the last w. Interleaved
+        (Qwen3-VL, Qwen3.5, ``recomposition_frequencies``): pair k follows h when k mod 3 = 1 and
+        k < 3·section[1], w when k mod 3 = 2 and k < 3·section[2], t otherwise.
+        """
+        if self.mrope_section is None or self.inv_freq is None:
+            return None
+        t, h, w = self.mrope_section
+        if not self.mrope_interleaved:
+            return ("t",) * t + ("h",) * h + ("w",) * w
+        # k % 3 == 1 and k < 3h → h; k % 3 == 2 and k < 3w → w; else t
+        return tuple("h" if k % 3 == 1 and k < 3 * h else "w" if k % 3 == 2 and k < 3 * w else "t"
+                     for k in range(len(self.inv_freq)))
+
 
 # Llama 4's NoPE layers (Llama4TextAttention.forward): q ← q · (1 + attn_scale · ln(1 + ⌊(p + 1) / floor_scale⌋))
 def llama4_query_temperature(positions, *, attn_scale=0.1, floor_scale=8192):
@@ -660,7 +686,11 @@ def _family(config: dict, notes: list[str]) -> str:
         ("qk_rope_head_dim", "deepseek_v3", "DeepSeek-V3"),
         ("full_attention_interval", "qwen3_next", "Qwen3-Next"),
         ("attn_temperature_tuning", "llama4", "Llama 4"), ("floor_scale", "llama4", "Llama 4"),
+        ("rotary_pct", "gpt_neox", "GPT-NeoX"), ("rotary_emb_base", "gpt_neox", "GPT-NeoX"),
     )
+    if "rotary_dim" in config and "n_embd" in config:
+        notes.append("no model_type: read as GPT-J (gptj), whose config names rotary_dim with n_embd")
+        return "gptj"
     for key, family, name in clues:
         if key in config:
             notes.append(f"no model_type: read as {name} ({family}), the only family whose config has {key}")
@@ -687,6 +717,10 @@ def _pattern_types(n: int, every: int, key: str, *, offset: int = 1) -> list[str
     return ["sliding_attention" if (i + offset) % every else "full_attention" for i in range(n)]
 
 
+# families whose transformers-5 config class declares no layer_types (so a nested rope_parameters is not read)
+_NO_LAYER_TYPES = ("generic", "mistral", "gptj", "gpt_neox", "deepseek_v3", "qwen2_vl", "qwen3_vl", "ministral3")
+
+
 def _nested_params(config: dict, family: str, types: list[str], notes: list[str]) -> dict[str, dict]:
     """One flat dict of RoPE parameters per layer type, as the family's config class builds ``rope_parameters``."""
     rp = config.get("rope_parameters")
@@ -696,6 +730,11 @@ def _nested_params(config: dict, family: str, types: list[str], notes: list[str]
             raise TypeError(f"{key} must be a dict (or null), got {v._show(value)}")
     wanted = sorted(set(types) & {"full_attention", "sliding_attention", "chunked_attention"})
     nested = rp is not None and any(isinstance(x, dict) for x in rp.values())
+    if nested and config.get("layer_types") is None and family in _NO_LAYER_TYPES:
+        raise ValueError(
+            "rope_parameters is nested by layer type, but the config has no layer_types: Hugging Face reads a "
+            "nested rope_parameters only under the names layer_types declares, so give layer_types"
+        )
     if nested:
         unknown = [k for k, x in rp.items() if isinstance(x, dict) and k not in types]
         if unknown:
@@ -786,13 +825,13 @@ def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[l
     """``layer_types`` and whether each layer has RoPE, with each family's defaults."""
     types = config.get("layer_types")
     nope = config.get("no_rope_layers")
+    if family == "llama4" and nope is not None and len(nope) == 0:
+        nope = None  # Llama4TextConfig: "self.no_rope_layers if self.no_rope_layers else default"
     if nope is not None:
         if not isinstance(nope, list | tuple) or len(nope) != n or any(x not in (0, 1, True, False) for x in nope):
             raise ValueError(
                 f"no_rope_layers must list a 0 or 1 for each of the {n} layers (1 = RoPE, 0 = none), got {v._show(nope)}"
             )
-        if family in ("llama4",) and not nope:
-            nope = None
     interval = config.get("no_rope_layer_interval", 4)
     if nope is None and family in ("llama4", "smollm3"):
         nope = [int((i + 1) % v.positive_int("no_rope_layer_interval", interval) != 0) for i in range(n)]
@@ -899,6 +938,10 @@ def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[st
         n = 1
     types, rope = _layer_table(config, family, n, notes)
     params = _nested_params(config, family, types, notes)
+    given = config.get("rope_parameters")
+    # whether Hugging Face's config.rope_parameters ends up nested by layer type
+    hf_nested = family in ("gemma3", "olmo3", "modernbert", "gemma4") or (
+        isinstance(given, dict) and any(isinstance(x, dict) for x in given.values()))
     max_pos = config.get("max_position_embeddings", config.get("n_positions"))
 
     # head width per layer type, and the q·k width the softmax scale divides by
@@ -924,7 +967,7 @@ def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[st
         qk_width = None
 
     # layout
-    if family in ("llama4", "cohere2"):
+    if family in ("llama4", "cohere2", "gptj"):
         layout = "interleaved"
     elif family == "deepseek_v3":
         layout = "interleaved" if config.get("rope_interleave", True) else "half-split"
@@ -941,11 +984,33 @@ def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[st
             notes.append(f"no partial_rotary_factor: 0.25 (the {_FAMILY_NAMES[family]} config class's default)")
         elif config.get("partial_rotary_factor") is not None:
             p.setdefault("partial_rotary_factor", config["partial_rotary_factor"])
-        if raw_type == "yarn" and len(params) > 1 and "truncate" in p and p["truncate"] is not True:
+        for key in ("partial_rotary_factor", "rotary_pct"):
+            value = p.get(key, config.get(key))
+            if value is not None and not 0.0 < _number(key, value) <= 1.0:
+                raise ValueError(f"{key} must be a fraction in (0, 1], got {value!r}")
+        if family == "gpt_neox" and p.get("partial_rotary_factor") is None and config.get("rotary_pct") is None:
+            p["partial_rotary_factor"] = 0.25
+            notes.append("no rotary_pct: 0.25 (GPTNeoXConfig's default)")
+        if family == "gptj":
+            if config.get("rotary_dim") is None:
+                raise ValueError("a GPT-J config needs rotary_dim (GPT-J's code otherwise sizes its table by "
+                                 "hidden_size, not by the head)")
+            if float(p.get("rope_theta", DEFAULT_BASE)) != DEFAULT_BASE:
+                notes.append(f"rope_theta {p['rope_theta']} not read: GPT-J's create_sinusoidal_positions fixes 10000")
+            p["rope_theta"] = DEFAULT_BASE
+        if (family not in ("generic", "qwen3_next", "qwen3_5", "gpt_neox") and raw_type in ("default", "mrope")
+                and p.get("partial_rotary_factor") not in (None, 1, 1.0)):
+            # the family's compute_default_rope_parameters reads no partial_rotary_factor: the whole head turns
+            notes.append(f"{t}: partial_rotary_factor {p.pop('partial_rotary_factor')} not read: "
+                         f"{_FAMILY_NAMES[family]}'s default rotary code turns the whole head")
+        if raw_type == "yarn" and hf_nested and "truncate" in p and p["truncate"] is not True:
             # _compute_yarn_parameters reads config.rope_parameters.get("truncate", True): the top level
             p["truncate"] = True
             notes.append(f"{t}: truncate read as True, as Hugging Face does for a nested rope_parameters")
         single = {"head_dim": head[t], "rope_parameters": p, "max_position_embeddings": max_pos}
+        for key in ("rotary_dim", "rotary_pct"):
+            if config.get(key) is not None:
+                single[key] = config[key]
         if len(params) == 1 and config.get("original_max_position_embeddings") is not None:
             single["original_max_position_embeddings"] = config["original_max_position_embeddings"]
         settings = rope_settings(single)
@@ -1019,10 +1084,19 @@ def per_layer(config) -> bool:
         return False
     if any(k in config for k in _PER_LAYER_KEYS):
         return True
-    if config.get("model_type") in FAMILIES and FAMILIES[config["model_type"]] not in ("qwen_window", "mistral"):
+    family = FAMILIES.get(config.get("model_type"))
+    if family is not None and family not in ("qwen_window", "mistral", "gptj", "gpt_neox"):
         return True
-    rp = config.get("rope_parameters")
-    return isinstance(rp, dict) and any(isinstance(x, dict) for x in rp.values())
+    if family == "mistral" and config.get("sliding_window") is not None:
+        return True  # Mistral's code windows every layer
+    if family == "qwen_window" and config.get("use_sliding_window") and config.get("sliding_window") is not None:
+        return True
+    rp = config.get("rope_parameters") or config.get("rope_scaling")
+    if not isinstance(rp, dict):
+        return False
+    # proportional frequencies and Ministral 3's query scaling have no line in the single-scheme report
+    return (any(isinstance(x, dict) for x in rp.values()) or rp.get("rope_type", rp.get("type")) == "proportional"
+            or "llama_4_scaling_beta" in rp)
 
 
 def layer_positions(config) -> list[LayerPositions]:

@@ -8,6 +8,15 @@ model uses, following Hugging Face ``transformers``' ``modeling_rope_utils``.
 ship with the package (:func:`bundled_configs`), each with the repository and
 file it was copied from (:func:`bundled_sources`).
 
+Models of 2025–26 set position per layer: :func:`layer_positions` gives one
+:class:`LayerPositions` record per decoder layer (window, RoPE or none, the
+``inv_freq`` buffer, softmax scale, query temperature, ...), as the model's own
+code in transformers 5 computes it (``layer_types``, ``rope_parameters`` nested
+by layer type, ``no_rope_layers`` where 1 means RoPE and 0 none, the
+``"proportional"`` rope type, DeepSeek's MLA fields, Llama 4's temperature).
+What the reader does not understand raises a ValueError naming the key; every
+default it falls back to is stated by :func:`describe_config`.
+
 Taught in notebooks/11-rope-as-shipped.ipynb.
 """
 
@@ -104,7 +113,11 @@ def rope_settings(config) -> RopeSettings:
       or ``rotary_pct`` (GPT-NeoX), top level or in the scaling dict, as
       Hugging Face computes it; else the whole head;
     * **type**: ``rope_type`` or ``type`` in the scaling dict; ``"su"`` is
-      read as ``"longrope"``; no dict (or ``"default"``) means no scaling;
+      read as ``"longrope"`` and Qwen2-VL's ``"mrope"`` as ``"default"`` (its
+      ``mrope_section`` only splits the pairs over time, height and width);
+      ``"proportional"`` (Gemma 4) turns int(fraction × head_dim // 2) pairs
+      with ω_k = base^(−2k/head_dim) and gives the others ω = 0; no dict (or
+      ``"default"``) means no scaling;
     * **lengths**: ``max_position_embeddings`` (``n_positions`` in GPT-J's
       file), and ``original_max_position_embeddings`` from the scaling dict
       or the top level (Phi-3 keeps it at the top).
@@ -859,9 +872,13 @@ def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[l
         elif family == "modernbert":
             every = v.positive_int("global_attn_every_n_layers", config.get("global_attn_every_n_layers", 3))
             types = ["sliding_attention" if i % every else "full_attention" for i in range(n)]
+            if "global_attn_every_n_layers" not in config:
+                notes.append("no layer_types or global_attn_every_n_layers: layers 0, 3, 6, ... full (the default 3)")
         elif family in ("qwen3_next", "qwen3_5"):
             every = v.positive_int("full_attention_interval", config.get("full_attention_interval", 4))
             types = ["linear_attention" if (i + 1) % every else "full_attention" for i in range(n)]
+            if "full_attention_interval" not in config:
+                notes.append("no layer_types or full_attention_interval: every 4th layer full (the default)")
         elif family == "llama4":
             chunk = config.get("attention_chunk_size", 8192)
             types = ["chunked_attention" if r and chunk is not None else "full_attention" for r in nope]
@@ -901,6 +918,28 @@ def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[l
     else:
         rope = [t != "linear_attention" for t in types]
     return list(types), rope
+
+
+def _sliding(t, r):
+    return t == "sliding_attention"
+
+
+# defaults each family's config class fills in, stated when the config leaves them out and a layer uses them:
+# (key, default, used by a layer of this (layer_type, rope))
+_CLASS_DEFAULTS = {
+    "gemma3": [("sliding_window", 4096, _sliding)],
+    "gemma4": [("sliding_window", 512, _sliding), ("global_head_dim", 512, lambda t, r: t == "full_attention")],
+    "cohere2": [("sliding_window", 4096, _sliding)],
+    "exaone4": [("sliding_window", 4096, lambda t, r: True)],
+    "olmo3": [("sliding_window", 4096, _sliding)],
+    "gpt_oss": [("sliding_window", 128, _sliding)],
+    "modernbert": [("local_attention", 128, _sliding)],
+    "llama4": [("attention_chunk_size", 8192, lambda t, r: t == "chunked_attention"),
+               ("attn_temperature_tuning", True, lambda t, r: not r), ("attn_scale", 0.1, lambda t, r: not r),
+               ("floor_scale", 8192, lambda t, r: not r)],
+    "deepseek_v3": [("qk_rope_head_dim", 64, lambda t, r: True), ("qk_nope_head_dim", 128, lambda t, r: True),
+                    ("rope_interleave", True, lambda t, r: True)],
+}
 
 
 def _window(config: dict, family: str, layer_type: str) -> int | None:
@@ -1064,6 +1103,10 @@ def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[st
             factor=settings.factor if r and settings else None,
             mrope_section=section, mrope_interleaved=interleaved,
         ))
+    kinds_present = {(r.layer_type, r.rope) for r in records}
+    for key, default, relevant in _CLASS_DEFAULTS.get(family, ()):
+        if key not in config and any(relevant(t, r) for t, r in kinds_present):
+            notes.append(f"no {key}: {default!r} (the {_FAMILY_NAMES[family]} config class's default)")
     for t, (settings, *_rest) in kinds.items():
         for note in settings.notes:
             if "assumed" in note:
@@ -1242,7 +1285,10 @@ def _describe_layers(config) -> str:
                 what += f" (factor {x.factor:g})"
             if len(turning) < len(x.inv_freq):
                 what += f", {len(x.inv_freq) - len(turning)} more pairs with ω = 0 (never turn)"
-            span, span_name = (x.window, "window") if x.window is not None else (length, length_name)
+            if x.window is not None:
+                span, span_name = x.window, "chunk" if x.layer_type == "chunked_attention" else "window"
+            else:
+                span, span_name = length, length_name
             if span is not None:
                 what += (f"; slowest wavelength {wavelength.max():,.0f} tokens, {int(np.count_nonzero(wavelength > span))}"
                          f" of {len(turning)} turning pairs never complete a turn within the {span_name} of {span:,}")

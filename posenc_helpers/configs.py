@@ -972,8 +972,11 @@ def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[st
     family = _family(config, notes)
     n = _count(config)
     if n is None:
-        if need_count:
-            raise ValueError("num_hidden_layers is missing: layer_positions returns one record per layer")
+        if need_count or family not in _NO_LAYER_TYPES:
+            raise ValueError(
+                "num_hidden_layers is missing: layer_positions returns one record per layer"
+                + ("" if need_count else f", and {_FAMILY_NAMES[family]}'s layer pattern depends on the count")
+            )
         n = 1
     types, rope = _layer_table(config, family, n, notes)
     params = _nested_params(config, family, types, notes)

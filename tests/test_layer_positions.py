@@ -268,8 +268,6 @@ def test_no_rope_layer_lists_match_transformers_5(mask, family, chunk):
     cfg = {"model_type": family, "num_hidden_layers": len(mask), "head_dim": 32, "no_rope_layers": mask}
     if family == "llama4_text":
         cfg["attention_chunk_size"] = chunk
-    if not any(mask) and family == "llama4_text":
-        mask = None  # an all-zero list is falsy only when empty; keep the case anyway
     assert_matches_hf(cfg)
 
 
@@ -310,6 +308,13 @@ def test_no_rope_layer_lists_match_transformers_5(mask, family, chunk):
 def test_malformed_shapes_are_refused_naming_the_key(cfg, key):
     with pytest.raises(ValueError, match=key):
         layer_positions(cfg)
+
+
+def test_a_pattern_without_a_layer_count_is_refused_not_guessed():
+    with pytest.raises(ValueError, match="num_hidden_layers is missing"):
+        frequencies_from_config({"model_type": "gemma3_text", "head_dim": 8, "rope_theta": 1e6})
+    inv, _ = frequencies_from_config({"model_type": "deepseek_v3", "qk_rope_head_dim": 8, "rope_theta": 1e4})
+    assert inv.shape == (4,)  # one scheme on every layer: the count does not matter
 
 
 def test_defaults_the_reader_falls_back_to_are_stated():

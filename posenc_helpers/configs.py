@@ -602,7 +602,8 @@ class LayerPositions:
     """What one decoder layer does with position, as the model's transformers-5 code computes it.
 
     * ``layer_type``: the config's own name for the layer's attention (``"full_attention"``, ...);
-    * ``window``: the sliding window or chunk size in tokens, None for full attention;
+    * ``window``: the sliding window or chunk size in tokens, None for full attention (ModernBERT's is its
+      whole bidirectional ``local_attention``; Hugging Face stores half of it as ``sliding_window``);
     * ``rope``: False for a layer with no positional encoding (NoPE);
     * ``inv_freq``: the numpy (float64) version of Hugging Face's ``inv_freq`` buffer for the layer's type,
       same length and order, zeros where Hugging Face has zeros; None when ``rope`` is False;

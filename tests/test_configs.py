@@ -210,3 +210,45 @@ def test_llama3_pairs_that_never_finish_a_turn():
     threshold = 64 * math.log(8192 / (2 * math.pi)) / math.log(500000)
     assert 34 < threshold < 35
     assert s["never_turn"] == 64 - 35 == 29
+
+
+# --- issue 15 items 4, 5, 9: what the L line calls L, Qwen2-VL's "mrope", dynamic NTK's wording ------------------
+
+
+def test_L_is_called_declared_context_or_training_length_by_where_it_comes_from():
+    plain = describe_config({"head_dim": 8, "rope_theta": 1e4, "max_position_embeddings": 32768})
+    assert "within L = 32,768 tokens (declared context):" in plain
+    for name in ("Llama 3.1 8B", "gpt-oss-20b", "Phi-3-mini 128k"):  # all three carry original_max_position_embeddings
+        assert "(training length, original_max_position_embeddings)" in describe_config(bundled_configs()[name])
+    for name in ("Mistral 7B", "Qwen2.5 7B"):
+        assert "(declared context)" in describe_config(bundled_configs()[name])
+    missing = describe_config({"head_dim": 8, "rope_theta": 1e4})
+    assert "no declared context in the config (max_position_embeddings missing)" in missing
+    assert "training length" not in missing
+
+
+def test_mrope_reads_as_default_frequencies_plus_sections():
+    cfg = {"head_dim": 128, "rope_theta": 1e6, "max_position_embeddings": 32768,
+           "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}
+    inv, att = frequencies_from_config(cfg)
+    np.testing.assert_allclose(inv, lit.inv_freq(128, 1e6), rtol=1e-14)
+    assert att == 1.0 and rope_settings(cfg).rope_type == "default"
+    text = describe_config(cfg)
+    assert "M-RoPE (mrope_section [16, 24, 24]): pairs 0–15 turn with the time id" in text and "scaling: none" in text
+    with pytest.raises(ValueError, match="mrope_section must give 3 counts that add up to the 64 pairs"):
+        describe_config({**cfg, "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 23]}})
+
+
+def test_dynamic_ntk_is_described_as_designed_for_inference_without_fine_tuning():
+    cfg = {"head_dim": 16, "rope_theta": 1e4, "max_position_embeddings": 2048,
+           "rope_scaling": {"rope_type": "dynamic", "factor": 2.0}}
+    text = describe_config(cfg)
+    assert "designed for inference without fine-tuning" in text and "no model is trained" not in text
+
+
+def test_per_layer_configs_are_refused_by_the_single_scheme_summary():
+    cfg = {"model_type": "smollm3", "num_hidden_layers": 4, "head_dim": 8, "rope_theta": 1e4}
+    with pytest.raises(ValueError, match="layer_positions"):
+        config_summary(cfg)
+    with pytest.raises(ValueError, match="layer_positions"):
+        frequencies_from_config(cfg)

@@ -1,0 +1,470 @@
+"""Transcriptions of Hugging Face transformers 5.24.0's position code, in numpy, for the per-layer tests.
+
+Each function names the file it transcribes (paths inside the ``transformers`` 5.24.0 wheel,
+``transformers/...``). The code follows the original's structure and names: a config is first
+"constructed" the way the model's configuration class does it (``__post_init__`` and
+``convert_rope_params_to_dict``), then the rotary class builds one ``inv_freq`` buffer per layer type, and
+the attention class sets each layer's ``scaling``, ``sliding_window`` and whether RoPE is applied.
+torch is replaced by numpy (float64 instead of float32); nothing is imported from posenc_helpers.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+
+# --- modeling_rope_utils.py: ROPE_INIT_FUNCTIONS ---------------------------------------------------------------
+
+
+def _dim(cfg: dict, params: dict) -> int:
+    head_dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    return int(head_dim * params.get("partial_rotary_factor", 1.0))
+
+
+def compute_default(cfg: dict, params: dict, *, partial: bool) -> tuple[np.ndarray, float]:
+    """Each model's ``compute_default_rope_parameters`` (models/<model>/modeling_<model>.py).
+
+    Most (Llama, Gemma 3/4, OLMo 3, ModernBERT, EXAONE 4, Cohere2, SmolLM3, gpt-oss, DeepSeek-V3, Ministral 3,
+    Qwen3, Qwen2-VL, Qwen3-VL, Llama 4) use the whole head_dim; Qwen3-Next and Qwen3.5 read partial_rotary_factor.
+    """
+    base = params["rope_theta"]
+    head_dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    dim = int(head_dim * params.get("partial_rotary_factor", 1.0)) if partial else head_dim
+    return 1.0 / (base ** (np.arange(0, dim, 2, dtype=np.float64) / dim)), 1.0
+
+
+def compute_linear(cfg: dict, params: dict) -> tuple[np.ndarray, float]:
+    """modeling_rope_utils.py, _compute_linear_scaling_rope_parameters."""
+    dim = _dim(cfg, params)
+    inv_freq = 1.0 / (params["rope_theta"] ** (np.arange(0, dim, 2, dtype=np.float64) / dim))
+    return inv_freq / params["factor"], 1.0
+
+
+def compute_proportional(cfg: dict, params: dict) -> tuple[np.ndarray, float]:
+    """modeling_rope_utils.py, _compute_proportional_rope_parameters."""
+    head_dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    base = params["rope_theta"]
+    factor = params.get("factor", 1.0)
+    rope_proportion = params.get("partial_rotary_factor", 1.0)
+    rope_angles = int(rope_proportion * head_dim // 2)
+    inv_freq_rotated = 1.0 / (base ** (np.arange(0, 2 * rope_angles, 2, dtype=np.float64) / head_dim))
+    nope_angles = head_dim // 2 - rope_angles
+    if nope_angles > 0:
+        inv_freq = np.concatenate((inv_freq_rotated, np.zeros(nope_angles)))
+    else:
+        inv_freq = inv_freq_rotated
+    return inv_freq / factor, 1.0
+
+
+def compute_yarn(cfg: dict, params: dict, top_level_truncate: bool = True) -> tuple[np.ndarray, float]:
+    """modeling_rope_utils.py, _compute_yarn_parameters (``truncate`` is read from the top-level
+    ``config.rope_parameters``, so a nested dict's own ``truncate`` is not seen: ``top_level_truncate``)."""
+    base = params["rope_theta"]
+    dim = _dim(cfg, params)
+    factor = params["factor"]
+    attention_factor = params.get("attention_factor")
+    mscale = params.get("mscale")
+    mscale_all_dim = params.get("mscale_all_dim")
+    original_max_position_embeddings = params["original_max_position_embeddings"]
+    if factor is None:
+        factor = cfg["max_position_embeddings"] / original_max_position_embeddings
+
+    def get_mscale(scale, mscale=1):
+        if scale <= 1:
+            return 1.0
+        return 0.1 * mscale * math.log(scale) + 1.0
+
+    if attention_factor is None:
+        if mscale and mscale_all_dim:
+            attention_factor = float(get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim))
+        else:
+            attention_factor = get_mscale(factor)
+    beta_fast = params.get("beta_fast") or 32
+    beta_slow = params.get("beta_slow") or 1
+
+    def find_correction_dim(num_rotations, dim, base, max_position_embeddings):
+        return (dim * math.log(max_position_embeddings / (num_rotations * 2 * math.pi))) / (2 * math.log(base))
+
+    def find_correction_range(low_rot, high_rot, dim, base, max_position_embeddings, truncate):
+        low = find_correction_dim(low_rot, dim, base, max_position_embeddings)
+        high = find_correction_dim(high_rot, dim, base, max_position_embeddings)
+        if truncate:
+            low = math.floor(low)
+            high = math.ceil(high)
+        return max(low, 0), min(high, dim - 1)
+
+    def linear_ramp_factor(min, max, dim):  # noqa: A002 (the original's names)
+        if min == max:
+            max += 0.001
+        linear_func = (np.arange(dim, dtype=np.float64) - min) / (max - min)
+        return np.clip(linear_func, 0, 1)
+
+    pos_freqs = base ** (np.arange(0, dim, 2, dtype=np.float64) / dim)
+    inv_freq_extrapolation = 1.0 / pos_freqs
+    inv_freq_interpolation = 1.0 / (factor * pos_freqs)
+    low, high = find_correction_range(beta_fast, beta_slow, dim, base, original_max_position_embeddings,
+                                      top_level_truncate)
+    inv_freq_extrapolation_factor = 1 - linear_ramp_factor(low, high, dim // 2)
+    inv_freq = (inv_freq_interpolation * (1 - inv_freq_extrapolation_factor)
+                + inv_freq_extrapolation * inv_freq_extrapolation_factor)
+    return inv_freq, attention_factor
+
+
+def compute_llama3(cfg: dict, params: dict) -> tuple[np.ndarray, float]:
+    """modeling_rope_utils.py, _compute_llama3_parameters (torch.where becomes np.where; 0/0 only where masked)."""
+    dim = _dim(cfg, params)
+    inv_freq = 1.0 / (params["rope_theta"] ** (np.arange(0, dim, 2, dtype=np.float64) / dim))
+    factor = params["factor"]
+    low_freq_factor = params["low_freq_factor"]
+    high_freq_factor = params["high_freq_factor"]
+    old_context_len = params["original_max_position_embeddings"]
+    low_freq_wavelen = old_context_len / low_freq_factor
+    high_freq_wavelen = old_context_len / high_freq_factor
+    wavelen = 2 * math.pi / inv_freq
+    inv_freq_llama = np.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        smooth_factor = (old_context_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+        smoothed_inv_freq = (1 - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
+    is_medium_freq = ~(wavelen < high_freq_wavelen) & ~(wavelen > low_freq_wavelen)
+    return np.where(is_medium_freq, smoothed_inv_freq, inv_freq_llama), 1.0
+
+
+def compute_longrope(cfg: dict, params: dict, seq_len=None) -> tuple[np.ndarray, float]:
+    """modeling_rope_utils.py, _compute_longrope_parameters."""
+    base = params["rope_theta"]
+    dim = _dim(cfg, params)
+    long_factor = params["long_factor"]
+    short_factor = params["short_factor"]
+    factor = params.get("factor")
+    attention_factor = params.get("attention_factor")
+    original_max_position_embeddings = params["original_max_position_embeddings"]
+    if factor is None:
+        factor = cfg["max_position_embeddings"] / original_max_position_embeddings
+    if attention_factor is None:
+        if factor <= 1.0:
+            attention_factor = 1.0
+        else:
+            attention_factor = math.sqrt(1 + math.log(factor) / math.log(original_max_position_embeddings))
+    if seq_len and seq_len > original_max_position_embeddings:
+        ext_factors = np.asarray(long_factor, dtype=np.float64)
+    else:
+        ext_factors = np.asarray(short_factor, dtype=np.float64)
+    inv_freq_shape = np.arange(0, dim, 2, dtype=np.float64) / dim
+    return 1.0 / (ext_factors * base**inv_freq_shape), attention_factor
+
+
+ROPE_INIT_FUNCTIONS = {"linear": compute_linear, "yarn": compute_yarn, "llama3": compute_llama3,
+                       "proportional": compute_proportional, "longrope": compute_longrope}
+
+# --- configuration_<model>.py: __post_init__ and convert_rope_params_to_dict -------------------------------------
+
+DEFAULT_THETA = {  # each configuration class's default_theta (configuration_utils: 10_000.0)
+    "llama4_text": 500000.0, "smollm3": 2000000.0, "olmo3": 500000.0, "gpt_oss": 150000.0,
+    "qwen2_vl_text": 1000000.0, "qwen2_5_vl_text": 1000000.0, "qwen3_vl_text": 500000.0,
+}
+FIELD_DEFAULTS = {  # dataclass field defaults of each configuration class that the position code reads
+    "gpt_oss": {"sliding_window": 128}, "cohere2": {"sliding_window": 4096},
+    "exaone4": {"sliding_window": 4096, "sliding_window_pattern": 4}, "llama4_text": {"attention_chunk_size": 8192},
+    "qwen3_next": {"head_dim": 256},
+}
+TEXT = {"gemma3": "gemma3_text", "gemma4": "gemma4_text", "llama4": "llama4_text", "qwen2_vl": "qwen2_vl_text",
+        "qwen2_5_vl": "qwen2_5_vl_text", "qwen3_vl": "qwen3_vl_text", "qwen3_5": "qwen3_5_text",
+        "mistral3": "ministral3"}
+
+
+def standardize_rope_params(c: dict) -> None:
+    """modeling_rope_utils.py, RotaryEmbeddingConfigMixin.standardize_rope_params."""
+    rope_theta = c.get("rope_theta")
+    partial_rotary_factor = c.get("partial_rotary_factor")
+    rp = c.get("rope_parameters") or {}
+    nested_keys = [k for k in rp if k in (c.get("layer_types") or ())]
+    if not nested_keys:
+        rp.setdefault("rope_type", rp.get("type", "default"))
+        rp.setdefault("rope_theta", rope_theta)
+        if partial_rotary_factor is not None:
+            rp.setdefault("partial_rotary_factor", partial_rotary_factor)
+        if rp["rope_type"] in ["llama3", "yarn", "longrope"]:
+            if c.get("original_max_position_embeddings") is not None:
+                rp["original_max_position_embeddings"] = c["original_max_position_embeddings"]
+            else:
+                rp.setdefault("original_max_position_embeddings", c.get("max_position_embeddings"))
+    else:
+        for layer_type in nested_keys:
+            rp[layer_type].setdefault("rope_type", rp[layer_type].get("type", "default"))
+            rp[layer_type].setdefault("rope_theta", rope_theta)
+            if partial_rotary_factor is not None:
+                rp[layer_type].setdefault("partial_rotary_factor", partial_rotary_factor)
+            if rp[layer_type]["rope_type"] in ["llama3", "yarn", "longrope"]:
+                rp[layer_type].setdefault("original_max_position_embeddings", c.get("max_position_embeddings"))
+    c["rope_parameters"] = rp
+
+
+def construct(config: dict) -> dict:
+    """The text config as the model's configuration class leaves it (text_config of a multimodal config)."""
+    c = copy.deepcopy(config)
+    if isinstance(c.get("text_config"), dict):
+        outer = c.get("model_type")
+        c = c["text_config"]
+        c.setdefault("model_type", TEXT.get(outer, outer))
+    mt = TEXT.get(c.get("model_type"), c.get("model_type"))
+    c["model_type"] = mt
+    for key, value in FIELD_DEFAULTS.get(mt, {}).items():
+        c.setdefault(key, value)
+    n = c["num_hidden_layers"]
+    kwargs_theta = c.pop("rope_theta", None)  # a kwarg, not a field, in transformers 5 configs
+    rope_scaling = c.pop("rope_scaling", None)
+    if mt == "gemma3_text":  # configuration_gemma3.py, Gemma3TextConfig
+        pattern = c.get("sliding_window_pattern", 6)
+        if c.get("layer_types") is None:
+            c["layer_types"] = ["sliding_attention" if bool((i + 1) % pattern) else "full_attention" for i in range(n)]
+        rp = c.get("rope_parameters") or {"sliding_attention": {"rope_type": "default"},
+                                          "full_attention": {"rope_type": "default"}}
+        if rope_scaling is not None:
+            rp["full_attention"].update(rope_scaling)
+        rp["full_attention"].setdefault("rope_theta", 1_000_000.0 if kwargs_theta is None else kwargs_theta)
+        rp["sliding_attention"].setdefault("rope_theta", c.pop("rope_local_base_freq", 10_000.0))
+        c["rope_parameters"] = rp
+        c.setdefault("head_dim", 256)
+        c.setdefault("sliding_window", 4096)
+        c.setdefault("query_pre_attn_scalar", 256)
+    elif mt == "gemma4_text":  # configuration_gemma4.py, Gemma4TextConfig
+        if c.get("layer_types") is None:
+            c["layer_types"] = ["sliding_attention" if bool((i + 1) % 6) else "full_attention" for i in range(n)]
+        if c["layer_types"][-1] != "full_attention":
+            c["layer_types"][-1] = "full_attention"
+        if c.get("rope_parameters") is None:
+            c["rope_parameters"] = {
+                "sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0},
+                "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1e6},
+            }
+        c.setdefault("head_dim", 256)
+        c.setdefault("sliding_window", 512)
+        c["per_layer_head_dim"] = {"full_attention": c.pop("global_head_dim", 512)}
+    elif mt == "olmo3":  # configuration_olmo3.py, Olmo3Config
+        if c.get("layer_types") is None:
+            c["layer_types"] = ["sliding_attention" if (i + 1) % 4 != 0 else "full_attention" for i in range(n)]
+        rp = c.get("rope_parameters") or {"sliding_attention": {"rope_type": "default"},
+                                          "full_attention": {"rope_type": "default"}}
+        if rope_scaling is not None:
+            rp["full_attention"].update(rope_scaling)
+        # kwargs.pop("rope_theta", default_theta) twice: the second pop finds nothing left
+        rp["full_attention"].setdefault("rope_theta", 500000.0 if kwargs_theta is None else kwargs_theta)
+        rp["sliding_attention"].setdefault("rope_theta", 500000.0)
+        c["rope_parameters"] = rp
+        c.setdefault("sliding_window", 4096)
+    elif mt == "modernbert":  # configuration_modernbert.py, ModernBertConfig
+        every = c.get("global_attn_every_n_layers", 3)
+        if c.get("layer_types") is None:
+            c["layer_types"] = ["sliding_attention" if bool(i % every) else "full_attention" for i in range(n)]
+        rp = c.get("rope_parameters") or {"sliding_attention": {"rope_type": "default"},
+                                          "full_attention": {"rope_type": "default"}}
+        if rope_scaling is not None:
+            rp["full_attention"].update(rope_scaling)
+            rp["sliding_attention"].update(rope_scaling)
+        rp["full_attention"].setdefault("rope_theta", c.pop("global_rope_theta", 160_000.0))
+        rp["sliding_attention"].setdefault("rope_theta", c.pop("local_rope_theta", 10_000.0))
+        c["rope_parameters"] = rp
+        c["sliding_window"] = c.get("local_attention", 128) // 2  # the property: half the local window
+    elif mt == "gpt_neox":  # configuration_gpt_neox.py, convert_rope_params_to_dict
+        rp = rope_scaling or c.get("rope_parameters") or {}
+        rp.setdefault("rope_theta", c.pop("rotary_emb_base", 10_000.0) if kwargs_theta is None else kwargs_theta)
+        rp.setdefault("partial_rotary_factor", c.pop("rotary_pct", 0.25))
+        c["rope_parameters"] = rp
+        c["layer_types"] = ["full_attention"] * n
+    elif mt == "gptj":  # configuration_gptj.py: no rope_parameters; modeling_gptj.py fixes base 10000
+        c["rope_parameters"] = {"rope_type": "gptj", "rope_theta": 10_000.0}
+        c["hidden_size"], c["num_attention_heads"] = c["n_embd"], c["n_head"]
+        c["layer_types"] = ["full_attention"] * n
+    else:
+        if mt == "ministral3" and c.get("rope_parameters") is None and rope_scaling is None:
+            # configuration_ministral3.py, Ministral3Config.__post_init__
+            c["rope_parameters"] = {"type": "yarn", "rope_theta": 1000000.0, "factor": 16.0,
+                                    "original_max_position_embeddings": 16384,
+                                    "max_position_embeddings": c.get("max_position_embeddings"),
+                                    "beta_fast": 32.0, "beta_slow": 1.0, "mscale_all_dim": 1.0, "mscale": 1.0,
+                                    "llama_4_scaling_beta": 0.1}
+        if mt == "deepseek_v3":  # configuration_deepseek_v3.py: head_dim = qk_rope_head_dim
+            c["head_dim"] = c.get("qk_rope_head_dim", 64)
+        if mt == "phi3" and rope_scaling is not None and rope_scaling.get("type") in ("su", "yarn"):
+            rope_scaling["rope_type"] = "longrope"  # configuration_phi3.py: "su" and "yarn" become "longrope"
+        if mt in ("qwen2_vl_text", "qwen2_5_vl_text", "qwen3_vl_text", "qwen2_vl", "qwen2_5_vl"):
+            # configuration_qwen2_vl.py: "mrope" is read as "default"
+            rp = rope_scaling or c.get("rope_parameters") or {}
+            rp.setdefault("rope_theta", DEFAULT_THETA.get(mt, 1000000.0) if kwargs_theta is None else kwargs_theta)
+            if rp.get("rope_type", rp.get("type")) == "mrope":
+                rp["rope_type"] = "default"
+            c["rope_parameters"] = rp
+        else:
+            if mt == "gpt_oss" and c.get("rope_parameters") is None and rope_scaling is None:
+                rope_scaling = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                                "truncate": False, "original_max_position_embeddings": 4096}
+            rp = rope_scaling or c.get("rope_parameters") or {}
+            c["rope_parameters"] = rp
+            nested = [k for k in rp if k in (c.get("layer_types") or ())]
+            theta = DEFAULT_THETA.get(mt, 10_000.0) if kwargs_theta is None else kwargs_theta
+            for params in [rp[k] for k in nested] or [rp]:
+                params.setdefault("rope_theta", theta)
+        if mt in ("qwen3_next", "qwen3_5_text"):
+            c["rope_parameters"].setdefault("partial_rotary_factor", c.pop("partial_rotary_factor", 0.25))
+        if c.get("layer_types") is None:
+            c["layer_types"] = default_layer_types(c, mt, n)
+    c["rope_theta"] = kwargs_theta
+    standardize_rope_params(c)
+    return c
+
+
+def default_layer_types(c: dict, mt: str, n: int) -> list[str]:
+    """Each configuration class's ``layer_types`` when the config has none."""
+    if mt == "llama4_text":  # configuration_llama4.py
+        interval = c.get("no_rope_layer_interval", 4)
+        c["no_rope_layers"] = c.get("no_rope_layers") or [int((i + 1) % interval != 0) for i in range(n)]
+        chunk = c.setdefault("attention_chunk_size", 8192)
+        return ["chunked_attention" if no_rope and chunk is not None else "full_attention"
+                for no_rope in c["no_rope_layers"]]
+    if mt == "smollm3":  # configuration_smollm3.py
+        if c.get("no_rope_layers") is None:
+            c["no_rope_layers"] = [int((i + 1) % c.get("no_rope_layer_interval", 4) != 0) for i in range(n)]
+        sliding = c.get("use_sliding_window", False) and c.get("sliding_window") is not None
+        return ["sliding_attention" if sliding and not c["no_rope_layers"][i] else "full_attention" for i in range(n)]
+    if mt == "cohere2":  # configuration_cohere2.py
+        pattern = c.get("sliding_window_pattern", 4)
+        return ["sliding_attention" if bool((i + 1) % pattern) else "full_attention" for i in range(n)]
+    if mt == "exaone4":  # configuration_exaone4.py
+        pattern = c.get("sliding_window_pattern", 4) if c.get("sliding_window", 4096) is not None else 0
+        return ["sliding_attention" if ((i + 1) % pattern != 0 and i < n) else "full_attention" for i in range(n)]
+    if mt == "gpt_oss":  # configuration_gpt_oss.py
+        return ["sliding_attention" if bool((i + 1) % 2) else "full_attention" for i in range(n)]
+    if mt in ("qwen3_next", "qwen3_5_text"):  # configuration_qwen3_next.py, configuration_qwen3_5.py
+        interval = c.get("full_attention_interval", 4)
+        return ["linear_attention" if bool((i + 1) % interval) else "full_attention" for i in range(n)]
+    if mt in ("qwen2", "qwen3", "qwen3_moe"):  # configuration_qwen3.py
+        window = c.get("sliding_window", 4096) if c.get("use_sliding_window", False) else None
+        return ["sliding_attention" if window is not None and i >= c.get("max_window_layers", 28)
+                else "full_attention" for i in range(n)]
+    return ["full_attention"] * n
+
+
+# --- modeling_<model>.py: the rotary class (inv_freq per layer type) and the attention class -------------------
+
+PARTIAL_DEFAULT = ("qwen3_next", "qwen3_5_text", "gpt_neox")
+
+
+def rotary(c: dict, layer_type: str) -> tuple[np.ndarray, float]:
+    """The rotary class's ``{layer_type}_inv_freq`` (or ``inv_freq``) and ``attention_scaling``."""
+    rp = c["rope_parameters"]
+    nested = layer_type in rp and isinstance(rp[layer_type], dict)
+    params = rp[layer_type] if nested else rp
+    cfg = dict(c)
+    if c["model_type"] == "deepseek_v3":  # configuration_deepseek_v3.py: head_dim = qk_rope_head_dim
+        cfg["head_dim"] = c.get("qk_rope_head_dim", 64)
+    if c["model_type"] == "cohere2":  # configuration_cohere2.py: head_dim = hidden_size // num_attention_heads
+        cfg["head_dim"] = c["hidden_size"] // c["num_attention_heads"]
+    if layer_type in c.get("per_layer_head_dim", {}):  # Gemma 4's per_layer_config
+        cfg["head_dim"] = c["per_layer_head_dim"][layer_type]
+    rope_type = params["rope_type"]
+    if rope_type == "gptj":  # modeling_gptj.py, create_sinusoidal_positions(max_positions, rotary_dim)
+        dim = c["rotary_dim"]
+        return 1.0 / (10000 ** (np.arange(0, dim, 2, dtype=np.float64) / dim)), 1.0
+    if rope_type == "default":
+        return compute_default(cfg, params, partial=c["model_type"] in PARTIAL_DEFAULT)
+    if rope_type == "yarn":
+        top = True if nested else rp.get("truncate", True)
+        return compute_yarn(cfg, params, top_level_truncate=top)
+    return ROPE_INIT_FUNCTIONS[rope_type](cfg, params)
+
+
+def attention(c: dict, layer_idx: int) -> dict:
+    """What the model's attention class sets for layer ``layer_idx``."""
+    mt = c["model_type"]
+    layer_type = c["layer_types"][layer_idx]
+    head_dim = c.get("per_layer_head_dim", {}).get(layer_type) or c.get("head_dim") or (
+        c["hidden_size"] // c["num_attention_heads"])
+    if mt == "cohere2":
+        head_dim = c["hidden_size"] // c["num_attention_heads"]
+    out = {"layer_type": layer_type, "use_rope": layer_type != "linear_attention", "interleaved": False,
+           "temperature": None}
+    if mt == "deepseek_v3":  # DeepseekV3Attention: scaling = yarn_apply_mscale(rope_parameters, qk_head_dim ** -0.5)
+        qk_head_dim = c.get("qk_nope_head_dim", 128) + c.get("qk_rope_head_dim", 64)
+        scaling = qk_head_dim ** (-0.5)
+        rp = c["rope_parameters"]
+        if rp.get("rope_type", "default") != "default":
+            mscale_all_dim = rp.get("mscale_all_dim", 0)
+            if mscale_all_dim:
+                factor = rp["factor"]
+                mscale = 1.0 if factor <= 1 else 0.1 * mscale_all_dim * math.log(factor) + 1.0
+                scaling = scaling * mscale * mscale
+        out["scaling"] = scaling
+        out["interleaved"] = bool(c.get("rope_interleave", True))
+    elif mt == "gemma3_text":  # Gemma3Attention: scaling = query_pre_attn_scalar ** -0.5
+        out["scaling"] = c["query_pre_attn_scalar"] ** -0.5
+    elif mt == "gemma4_text":  # Gemma4TextAttention: scaling = 1.0
+        out["scaling"] = 1.0
+    else:
+        out["scaling"] = head_dim ** -0.5
+    if mt == "llama4_text":  # Llama4TextAttention
+        out["use_rope"] = bool(c["no_rope_layers"][layer_idx])
+        out["interleaved"] = True
+        if c.get("attn_temperature_tuning", True) and not out["use_rope"]:
+            attn_scale, floor_scale = c.get("attn_scale", 0.1), c.get("floor_scale", 8192)
+            out["temperature"] = lambda positions: (
+                np.log1p(np.floor((np.asarray(positions, dtype=np.float64) + 1.0) / floor_scale)) * attn_scale + 1.0)
+    elif mt == "gptj":  # GPTJAttention: rotate_every_two
+        out["interleaved"] = True
+    elif mt == "smollm3":  # SmolLM3Attention: use_rope = config.no_rope_layers[layer_idx]
+        out["use_rope"] = bool(c["no_rope_layers"][layer_idx])
+    elif mt == "cohere2":  # Cohere2Attention: RoPE only when sliding_window is not None; repeat_interleave
+        out["use_rope"] = layer_type == "sliding_attention"
+        out["interleaved"] = True
+    elif mt == "exaone4":  # Exaone4Attention: "if self.sliding_window is None or self.is_sliding"
+        out["use_rope"] = c.get("sliding_window", 4096) is None or layer_type == "sliding_attention"
+    elif mt == "ministral3":  # Ministral3Attention: get_llama_4_attn_scale on every layer
+        rp = c["rope_parameters"]
+        beta, length = rp.get("llama_4_scaling_beta"), rp.get("original_max_position_embeddings")
+        out["temperature"] = lambda positions: 1 + beta * np.log(1 + np.floor(np.asarray(positions, float) / length))
+    if mt == "mistral":  # MistralAttention: sliding_window=getattr(self.config, "sliding_window", None), every layer
+        out["sliding_window"] = c.get("sliding_window")
+    elif layer_type == "sliding_attention":
+        out["sliding_window"] = c.get("sliding_window")
+    elif layer_type == "chunked_attention":
+        out["sliding_window"] = c.get("attention_chunk_size")
+    else:
+        out["sliding_window"] = None
+    out["head_dim"] = head_dim if mt != "deepseek_v3" else c.get("qk_nope_head_dim", 128) + c.get(
+        "qk_rope_head_dim", 64)
+    return out
+
+
+def mrope_axes(c: dict, pairs: int) -> list[str] | None:
+    """Which axis (t, h, w) each pair follows: Qwen2-VL's apply_multimodal_rotary_pos_emb (contiguous
+    mrope_section blocks) or Qwen3-VL's / Qwen3.5's recomposition_frequencies (interleaved)."""
+    mt = c["model_type"]
+    rp = c["rope_parameters"]
+    if mt in ("qwen3_vl_text", "qwen3_5_text"):
+        section = rp.get("mrope_section", [24, 20, 20] if mt == "qwen3_vl_text" else [11, 11, 10])
+        axes = ["t"] * pairs
+        for dim, offset in enumerate((1, 2), start=1):
+            for k in range(offset, section[dim] * 3, 3):
+                axes[k] = "thw"[dim]
+        return axes
+    if mt in ("qwen2_vl_text", "qwen2_5_vl_text", "qwen2_vl", "qwen2_5_vl") or "mrope_section" in rp:
+        section = rp.get("mrope_section", [16, 24, 24])
+        return [axis for axis, count in zip("thw", section, strict=True) for _ in range(count)]
+    return None
+
+
+def hf_layers(config: dict) -> list[dict]:
+    """One dict per layer: layer_type, sliding_window, use_rope, inv_freq, attention_scaling, scaling,
+    interleaved, temperature, head_dim, mrope axes; as transformers 5.24.0 builds the model."""
+    c = construct(config)
+    out = []
+    for i, layer_type in enumerate(c["layer_types"]):
+        a = attention(c, i)
+        if a["use_rope"]:
+            a["inv_freq"], a["attention_scaling"] = rotary(c, layer_type)
+            a["mrope_axes"] = mrope_axes(c, len(a["inv_freq"]))
+        else:
+            a["inv_freq"], a["attention_scaling"], a["mrope_axes"] = None, None, None
+        out.append(a)
+    return out

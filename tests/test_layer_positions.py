@@ -1,0 +1,326 @@
+"""posenc_helpers.configs.layer_positions held against transcriptions of transformers 5.24.0 (tests/hf5_reference.py).
+
+Every bundled config, and configs built by hand for each shape the reader accepts, must give per layer the
+layer type, window, RoPE flag, inv_freq buffer, rotated width, attention factor, softmax scale, layout, query
+temperature and M-RoPE axes that the model's own transformers-5 code computes.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import hf5_reference as hf
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from posenc_helpers.configs import (
+    LayerPositions,
+    bundled_configs,
+    bundled_sources,
+    describe_config,
+    frequencies_from_config,
+    layer_positions,
+    per_layer,
+)
+
+# the classic entries name no model_type: the model each was copied from (its source note names it)
+CLASSIC_TYPES = {
+    "Llama 2 7B": "llama", "Llama 3.1 8B": "llama", "Code Llama 7B": "llama", "Mistral 7B": "mistral",
+    "Qwen2.5 7B": "qwen2", "GPT-NeoX-20B": "gpt_neox", "GPT-J-6B": "gptj", "gpt-oss-20b": "gpt_oss",
+    "Phi-3-mini 128k": "phi3",
+}
+POSITIONS = np.array([0, 1, 8190, 8191, 8192, 16383, 16384, 100_000, 1_000_000, 10_000_000])
+
+
+def assert_matches_hf(config: dict) -> list[LayerPositions]:
+    ours = layer_positions(copy.deepcopy(config))
+    ref = hf.hf_layers(copy.deepcopy(config))
+    assert len(ours) == len(ref)
+    modernbert = hf.construct(config)["model_type"] == "modernbert"
+    for i, (a, b) in enumerate(zip(ours, ref, strict=True)):
+        where = f"layer {i}"
+        assert a.layer_type == b["layer_type"], where
+        assert type(a.rope) is bool and a.rope == b["use_rope"], where
+        hf_window = b["sliding_window"]
+        # ModernBERT: Hugging Face's sliding_window is half of local_attention; the record keeps the whole window
+        assert a.window == (None if hf_window is None else 2 * hf_window if modernbert else hf_window), where
+        if a.rope:
+            assert isinstance(a.inv_freq, np.ndarray) and a.inv_freq.dtype == np.float64, where
+            assert a.inv_freq.shape == b["inv_freq"].shape, where
+            np.testing.assert_allclose(a.inv_freq, b["inv_freq"], rtol=1e-12, atol=0, err_msg=where)
+            assert a.rotary_dim == 2 * int(np.count_nonzero(b["inv_freq"])), where
+            assert math.isclose(a.attention_factor, b["attention_scaling"], rel_tol=1e-12), where
+        else:
+            assert a.inv_freq is None and a.rotary_dim == 0, where
+        assert math.isclose(a.softmax_scale, b["scaling"], rel_tol=1e-12), where
+        assert a.layout == ("interleaved" if b["interleaved"] else "half-split"), where
+        assert a.head_dim == b["head_dim"], where
+        if b["temperature"] is None:
+            assert a.query_temperature is None, where
+        else:
+            np.testing.assert_allclose(a.query_temperature(POSITIONS), b["temperature"](POSITIONS), rtol=1e-14)
+        assert a.mrope_axes == (None if b["mrope_axes"] is None else tuple(b["mrope_axes"])), where
+    return ours
+
+
+@pytest.mark.parametrize("name", sorted(bundled_configs("all")))
+def test_every_bundled_config_matches_transformers_5(name):
+    cfg = copy.deepcopy(bundled_configs("all")[name])
+    if name in CLASSIC_TYPES:
+        cfg.update(model_type=CLASSIC_TYPES[name], num_hidden_layers=4)
+    assert_matches_hf(cfg)
+
+
+def test_recent_bundle_has_sources_and_is_read_per_layer():
+    recent, sources = bundled_configs("2025-26"), bundled_sources("2025-26")
+    assert len(recent) >= 8 and set(recent) == set(sources)
+    assert not set(recent) & set(bundled_configs())  # the default stays the nine classic configs
+    for name, source in sources.items():
+        assert source["repository"].count("/") == 1 and source["path"] and len(source["commit"]) == 40, name
+        assert "found" in source["note"] or "Cross-check" in source["note"], name  # says whether a 2nd copy exists
+        assert describe_config(recent[name]).count("\n") >= 4, name
+
+
+# --- the two cases the issue reports -----------------------------------------------------------------------------
+
+
+def test_gemma3_is_described_per_layer_kind():
+    cfg = bundled_configs("2025-26")["Gemma 3 27B"]
+    layers = assert_matches_hf(cfg)
+    assert [x.layer_type for x in layers].count("full_attention") == 10
+    sliding, full = layers[0], layers[5]
+    assert (sliding.base, sliding.window, full.base, full.window) == (10_000.0, 1024, 1_000_000.0, None)
+    # linear ×8 on the full layers only: ω_k = 1e6^(−2k/128) / 8
+    np.testing.assert_allclose(full.inv_freq, [1e6 ** (-2 * k / 128) / 8 for k in range(64)], rtol=1e-13)
+    np.testing.assert_allclose(sliding.inv_freq, [1e4 ** (-2 * k / 128) for k in range(64)], rtol=1e-13)
+    assert math.isclose(full.softmax_scale, 168 ** -0.5)
+    text = describe_config(cfg)
+    assert "pattern: 5 sliding (window 1,024, base 10,000) then 1 full (base 1,000,000, linear ×8), repeated" in text
+    assert "assumed" not in text
+    with pytest.raises(ValueError, match="layer_positions"):
+        frequencies_from_config(cfg)
+
+
+def test_deepseek_v3_rotates_qk_rope_head_dim_and_scales_the_softmax():
+    cfg = bundled_configs("2025-26")["DeepSeek-V3"]
+    layers = assert_matches_hf(cfg)
+    x = layers[0]
+    assert (x.rotary_dim, x.pairs, x.head_dim, x.layout) == (64, 32, 192, "interleaved")
+    mscale = 0.1 * math.log(40) + 1
+    assert math.isclose(x.softmax_scale, 192 ** -0.5 * mscale**2)
+    assert x.attention_factor == 1.0  # mscale / mscale_all_dim = 1 on cos and sin
+    inv, att = frequencies_from_config(cfg)  # one scheme on every layer: answered, 32 frequencies
+    assert inv.shape == (32,) and att == 1.0
+    text = describe_config(cfg)
+    assert "RoPE on 32 pairs (64 of 192 dims)" in text and "mscale" in text and "logits unchanged" not in text
+
+
+def test_qwen2_vl_mrope_is_default_frequencies_with_three_sections():
+    # issue 15 item 4: Qwen2-VL's own rope_scaling, read as Qwen2VLConfig reads it
+    cfg = {"hidden_size": 3584, "num_attention_heads": 28, "rope_theta": 1e6, "max_position_embeddings": 32768,
+           "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}
+    inv, att = frequencies_from_config(cfg)
+    np.testing.assert_allclose(inv, [1e6 ** (-2 * k / 128) for k in range(64)], rtol=1e-13)
+    assert att == 1.0
+    text = describe_config(cfg)
+    assert "pairs 0–15 turn with the time id, 16–39 with the height id, 40–63 with the width id" in text
+    layers = assert_matches_hf({**cfg, "model_type": "qwen2_vl", "num_hidden_layers": 2})
+    assert layers[0].mrope_axes == ("t",) * 16 + ("h",) * 24 + ("w",) * 24
+
+
+# --- hand-built configs, one or more for each shape the reader accepts ------------------------------------------
+
+N = 8
+HAND = {
+    "flat rope_parameters (transformers 5)": {
+        "model_type": "llama", "num_hidden_layers": N, "head_dim": 64, "max_position_embeddings": 32768,
+        "rope_parameters": {"rope_type": "yarn", "rope_theta": 50000.0, "factor": 8.0,
+                            "original_max_position_embeddings": 4096}},
+    "flat proportional": {
+        "model_type": "llama", "num_hidden_layers": N, "head_dim": 64,
+        "rope_parameters": {"rope_type": "proportional", "rope_theta": 1e6, "partial_rotary_factor": 0.5}},
+    "nested by layer type (OLMo 3, YaRN on sliding)": {
+        "model_type": "olmo3", "num_hidden_layers": N, "hidden_size": 512, "num_attention_heads": 8,
+        "sliding_window": 256, "max_position_embeddings": 65536,
+        "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 5e5},
+                            "sliding_attention": {"rope_type": "yarn", "factor": 4.0, "rope_theta": 5e5,
+                                                  "original_max_position_embeddings": 8192}}},
+    "nested with layer_types (generic)": {
+        "num_hidden_layers": 4, "head_dim": 32, "sliding_window": 64, "max_position_embeddings": 8192,
+        "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+        "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
+                            "full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 1e6}}},
+    "old rope_scaling + rope_theta (OLMo 3)": {
+        "model_type": "olmo3", "num_hidden_layers": N, "head_dim": 64, "rope_theta": 5e5, "sliding_window": 128,
+        "max_position_embeddings": 65536, "rope_scaling": {"rope_type": "linear", "factor": 2.0}},
+    "Gemma 3 sliding_window_pattern + rope_local_base_freq": {
+        "model_type": "gemma3_text", "num_hidden_layers": 13, "head_dim": 32, "sliding_window": 512,
+        "sliding_window_pattern": 4, "rope_theta": 1e6, "rope_local_base_freq": 1e4, "query_pre_attn_scalar": 144,
+        "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "max_position_embeddings": 32768},
+    "Gemma 3 defaults": {"model_type": "gemma3_text", "num_hidden_layers": 7},
+    "Gemma 4 defaults (proportional, global_head_dim)": {"model_type": "gemma4_text", "num_hidden_layers": 9},
+    "Gemma 4 nested": {
+        "model_type": "gemma4_text", "num_hidden_layers": 6, "head_dim": 128, "global_head_dim": 256,
+        "sliding_window": 1024, "layer_types": ["sliding_attention"] * 4 + ["full_attention", "sliding_attention"],
+        "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
+                            "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                                               "rope_theta": 1e6}}},
+    "ModernBERT global/local": {
+        "model_type": "modernbert", "num_hidden_layers": 7, "hidden_size": 768, "num_attention_heads": 12,
+        "global_rope_theta": 160000.0, "local_rope_theta": 10000.0, "global_attn_every_n_layers": 3,
+        "local_attention": 128, "max_position_embeddings": 8192},
+    "Llama 4 no_rope_layers + chunk + temperature": {
+        "model_type": "llama4_text", "num_hidden_layers": N, "head_dim": 64, "attention_chunk_size": 4096,
+        "no_rope_layers": [1, 1, 0, 1, 1, 1, 0, 1], "floor_scale": 4096, "attn_scale": 0.2,
+        "rope_theta": 5e5, "max_position_embeddings": 1 << 20,
+        "rope_scaling": {"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0, "high_freq_factor": 1.0,
+                         "original_max_position_embeddings": 8192}},
+    "Llama 4 defaults (empty no_rope_layers)": {
+        "model_type": "llama4_text", "num_hidden_layers": N, "head_dim": 64, "no_rope_layers": []},
+    "Llama 4 without temperature tuning": {
+        "model_type": "llama4_text", "num_hidden_layers": 4, "head_dim": 64, "attn_temperature_tuning": False},
+    "SmolLM3 no_rope_layers": {
+        "model_type": "smollm3", "num_hidden_layers": 6, "hidden_size": 256, "num_attention_heads": 4,
+        "rope_theta": 5e6, "no_rope_layers": [1, 0, 1, 1, 0, 1]},
+    "SmolLM3 defaults with a window": {
+        "model_type": "smollm3", "num_hidden_layers": N, "hidden_size": 256, "num_attention_heads": 4,
+        "use_sliding_window": True, "sliding_window": 1024},
+    "Cohere2 pattern": {
+        "model_type": "cohere2", "num_hidden_layers": N, "hidden_size": 512, "num_attention_heads": 4,
+        "rope_theta": 5e4, "sliding_window": 4096, "sliding_window_pattern": 4},
+    "EXAONE 4 int pattern": {
+        "model_type": "exaone4", "num_hidden_layers": N, "head_dim": 64, "rope_theta": 1e6,
+        "sliding_window": 4096, "sliding_window_pattern": 4},
+    "EXAONE 4 without window": {
+        "model_type": "exaone4", "num_hidden_layers": 4, "head_dim": 64, "sliding_window": None,
+        "layer_types": ["full_attention"] * 4},
+    "Qwen3-Next full_attention_interval": {
+        "model_type": "qwen3_next", "num_hidden_layers": N, "head_dim": 128, "rope_theta": 1e7,
+        "full_attention_interval": 2},
+    "Qwen3 use_sliding_window": {
+        "model_type": "qwen3", "num_hidden_layers": 6, "head_dim": 64, "rope_theta": 1e6,
+        "use_sliding_window": True, "sliding_window": 2048, "max_window_layers": 2},
+    "Mistral window on every layer": {
+        "model_type": "mistral", "num_hidden_layers": 3, "hidden_size": 512, "num_attention_heads": 4,
+        "sliding_window": 4096},
+    "DeepSeek-V3 half-split, unscaled": {
+        "model_type": "deepseek_v3", "num_hidden_layers": 2, "qk_rope_head_dim": 32, "qk_nope_head_dim": 64,
+        "rope_interleave": False, "rope_theta": 1e4},
+    "gpt-oss defaults": {"model_type": "gpt_oss", "num_hidden_layers": 4, "head_dim": 64,
+                         "max_position_embeddings": 131072},
+    "Ministral 3 defaults (llama_4_scaling_beta)": {
+        "model_type": "ministral3", "num_hidden_layers": 2, "head_dim": 128, "max_position_embeddings": 262144},
+    "Qwen3-VL interleaved": {
+        "model_type": "qwen3_vl_text", "num_hidden_layers": 2, "head_dim": 128, "rope_theta": 5e6,
+        "rope_parameters": {"rope_type": "default", "mrope_section": [24, 20, 20], "mrope_interleaved": True}},
+}
+
+
+@pytest.mark.parametrize("shape", sorted(HAND))
+def test_hand_built_shape_matches_transformers_5(shape):
+    layers = assert_matches_hf(HAND[shape])
+    text = describe_config(HAND[shape])
+    # per-layer configs get the per-kind report; single-scheme ones (Llama-style flat YaRN, Qwen3, Mistral) the old one
+    assert text.startswith("layers:" if per_layer(HAND[shape]) else "rotation:")
+    assert len(layers) == HAND[shape]["num_hidden_layers"]
+
+
+def test_hand_built_values_are_the_published_formulas():
+    # spot checks of the transcription itself, against numbers worked out by hand
+    g4 = layer_positions(HAND["Gemma 4 defaults (proportional, global_head_dim)"])
+    full = g4[5]
+    assert (full.head_dim, len(full.inv_freq), full.pairs, full.softmax_scale) == (512, 256, 64, 1.0)
+    assert full.inv_freq[1] == pytest.approx(1e6 ** (-2 / 512)) and not full.inv_freq[64:].any()
+    assert g4[-1].layer_type == "full_attention"  # 9 layers: the last is forced to full
+    llama4 = layer_positions(HAND["Llama 4 no_rope_layers + chunk + temperature"])
+    nope = llama4[2]
+    assert (nope.rope, nope.layer_type, nope.window, llama4[0].window) == (False, "full_attention", None, 4096)
+    # 1 + 0.2·ln(1 + ⌊(p + 1)/4096⌋): 1 up to p = 4094, then 1 + 0.2·ln 2
+    assert list(nope.query_temperature([0, 4094, 4095])) == pytest.approx([1.0, 1.0, 1 + 0.2 * math.log(2)])
+    ministral = layer_positions(HAND["Ministral 3 defaults (llama_4_scaling_beta)"])[0]
+    assert list(ministral.query_temperature([16383, 16384])) == pytest.approx([1.0, 1 + 0.1 * math.log(2)])
+    qwen3vl = layer_positions(HAND["Qwen3-VL interleaved"])[0]
+    assert qwen3vl.mrope_axes[:6] == ("t", "h", "w", "t", "h", "w") and qwen3vl.mrope_axes[60:] == ("t",) * 4
+
+
+def test_no_rope_layers_one_means_rope():
+    layers = layer_positions(HAND["SmolLM3 no_rope_layers"])
+    assert [x.rope for x in layers] == [True, False, True, True, False, True]
+    assert "1 means RoPE" in describe_config(HAND["SmolLM3 no_rope_layers"])
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 30), pattern=st.integers(1, 8), window=st.integers(1, 10_000),
+       family=st.sampled_from(["gemma3_text", "cohere2", "exaone4"]))
+def test_sliding_window_patterns_match_transformers_5(n, pattern, window, family):
+    cfg = {"model_type": family, "num_hidden_layers": n, "hidden_size": 256, "num_attention_heads": 4,
+           "sliding_window": window, "sliding_window_pattern": pattern, "rope_theta": 1e5}
+    assert_matches_hf(cfg)
+
+
+@settings(max_examples=30, deadline=None)
+@given(mask=st.lists(st.integers(0, 1), min_size=1, max_size=24), family=st.sampled_from(["llama4_text", "smollm3"]),
+       chunk=st.sampled_from([None, 1024, 8192]))
+def test_no_rope_layer_lists_match_transformers_5(mask, family, chunk):
+    cfg = {"model_type": family, "num_hidden_layers": len(mask), "head_dim": 32, "no_rope_layers": mask}
+    if family == "llama4_text":
+        cfg["attention_chunk_size"] = chunk
+    assert_matches_hf(cfg)
+
+
+# --- what the reader refuses, naming the key ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cfg, key",
+    [
+        ({"num_hidden_layers": 2, "head_dim": 8,
+          "rope_parameters": {"sliding_attention": {"rope_theta": 1e4}, "full_attention": {"rope_theta": 1e6}}},
+         "layer_types"),
+        ({"num_hidden_layers": 2, "head_dim": 8, "rope_parameters": {"full_attention": {"rope_theta": 1e6}}},
+         "layer_types"),
+        ({"num_hidden_layers": 2, "head_dim": 8, "sliding_window": 4,
+          "layer_types": ["sliding_attention", "full_attention"],
+          "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e6}}},
+         "'sliding_attention' of layer_types has no entry in rope_parameters"),
+        ({"num_hidden_layers": 2, "head_dim": 8, "layer_types": ["full_attention"] * 2,
+          "rope_parameters": {"full_attention": {"rope_type": "ntk-by-parts", "rope_theta": 1e6}}},
+         "unknown rope_type 'ntk-by-parts'"),
+        ({"model_type": "smollm3", "num_hidden_layers": 4, "head_dim": 8, "no_rope_layers": [1, 1, 0]},
+         "no_rope_layers must list a 0 or 1 for each of the 4 layers"),
+        ({"num_hidden_layers": 2, "head_dim": 8, "no_rope_layers": [1, 2]}, "no_rope_layers"),
+        ({"num_hidden_layers": 2, "head_dim": 8, "partial_rotary_factor": 0.0}, r"partial_rotary_factor .*\(0, 1\]"),
+        ({"model_type": "gemma3_text", "num_hidden_layers": 2, "partial_rotary_factor": 1.5},
+         r"partial_rotary_factor .*\(0, 1\]"),
+        ({"num_hidden_layers": 2, "head_dim": 8, "layer_types": ["local", "global"]}, "layer_types holds 'local'"),
+        ({"num_hidden_layers": 2, "head_dim": 8, "layer_types": ["sliding_attention"] * 2}, "needs sliding_window"),
+        ({"head_dim": 8, "sliding_window_pattern": 6, "num_hidden_layers": 6}, "sliding_window_pattern"),
+        ({"model_type": "gemma3_text", "num_hidden_layers": 2, "rope_parameters": {"rope_type": "linear"}},
+         "must be nested by layer type"),
+        ({"head_dim": 8, "no_rope_layers": None, "layer_types": None, "model_type": "llama4_text"}, "num_hidden_layers"),
+        ({"model_type": "qwen2_vl", "num_hidden_layers": 1, "head_dim": 8,
+          "rope_scaling": {"type": "mrope", "mrope_section": [1, 1, 1]}}, "mrope_section"),
+    ],
+)
+def test_malformed_shapes_are_refused_naming_the_key(cfg, key):
+    with pytest.raises(ValueError, match=key):
+        layer_positions(cfg)
+
+
+def test_a_pattern_without_a_layer_count_is_refused_not_guessed():
+    with pytest.raises(ValueError, match="num_hidden_layers is missing"):
+        frequencies_from_config({"model_type": "gemma3_text", "head_dim": 8, "rope_theta": 1e6})
+    inv, _ = frequencies_from_config({"model_type": "deepseek_v3", "qk_rope_head_dim": 8, "rope_theta": 1e4})
+    assert inv.shape == (4,)  # one scheme on every layer: the count does not matter
+
+
+def test_defaults_the_reader_falls_back_to_are_stated():
+    text = describe_config({"model_type": "gemma4_text", "num_hidden_layers": 6})
+    assert "Gemma4TextConfig's defaults" in text and "no layer_types" in text
+    text = describe_config({"model_type": "olmo3", "num_hidden_layers": 4, "head_dim": 64, "rope_theta": 1e6})
+    assert "sliding_attention: base 500,000 assumed" in text  # OLMo 3 hands rope_theta to the full layers only
+    text = describe_config({"num_hidden_layers": 2, "head_dim": 8, "no_rope_layers": [1, 0]})
+    assert "base 10,000 assumed" in text and "1 means RoPE" in text

@@ -28,6 +28,12 @@ LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
+# What each install set asks for (named here: a comma inside $(call ...) would split its argument).
+LESSONS_SET := -e .[lab]
+LAB_SET     := -e .[jax,lab]
+BOOK_SET    := -e .[book]
+PRESENT_SET := -e .[jax,lab,present]
+
 # $(call install,PIP-ARGUMENTS)
 define install
 	@if [ "$(POSENC_PIP)" != 1 ] && [ -n "$(UV_VERSION)" ] && \
@@ -48,17 +54,17 @@ $(CONSTRAINTS): requirements.txt | $(PY)
 
 # Lessons 00-11 only: the package without its `jax` extra, JupyterLab and the kernel.
 $(VENV)/.installed-lessons: requirements.txt pyproject.toml $(CONSTRAINTS)
-	$(call install,-c $(CONSTRAINTS) -e .[lab])
+	$(call install,-c $(CONSTRAINTS) $(LESSONS_SET))
 	touch $@
 
 # The learner's set: every lesson (the lab's JAX, optax and tqdm included), JupyterLab and the kernel.
 $(VENV)/.installed-lab: requirements.txt pyproject.toml $(CONSTRAINTS)
-	$(call install,-c $(CONSTRAINTS) -e .[jax,lab])
+	$(call install,-c $(CONSTRAINTS) $(LAB_SET))
 	touch $@ $(VENV)/.installed-lessons
 
 # The book builder (Jupyter Book 1, offline MathJax) and the package's light dependencies, no JAX.
 $(VENV)/.installed-book: requirements.txt pyproject.toml $(CONSTRAINTS)
-	$(call install,-c $(CONSTRAINTS) -e .[book])
+	$(call install,-c $(CONSTRAINTS) $(BOOK_SET))
 	touch $@
 
 # Everything in the lock: the learner's set, Voila, the book, the test, lint and lock tools.
@@ -68,7 +74,7 @@ $(VENV)/.installed: requirements.txt pyproject.toml | $(PY)
 
 # Presentation mode: the learner's set plus Voila.
 $(VENV)/.installed-present: requirements.txt pyproject.toml $(CONSTRAINTS)
-	$(call install,-c $(CONSTRAINTS) -e .[jax,lab,present])
+	$(call install,-c $(CONSTRAINTS) $(PRESENT_SET))
 	touch $@
 
 install: $(VENV)/.installed

@@ -61,7 +61,7 @@ def convert_cell(cell: dict) -> bool:
     markers = [marker_of(line) for line in lines]
     if not any(markers):
         return False
-    kept = [line for line, marker in zip(lines, markers) if marker is None]
+    kept = [line for line, marker in zip(lines, markers, strict=True) if marker is None]
     while kept and not kept[0].strip():
         kept.pop(0)
     cell["source"] = "".join(kept)

@@ -187,6 +187,18 @@ def config() -> dict:
     }
 
 
+#: The book's own style sheet (``_static/posenc.css``): an 88-column code line fits the text
+#: column at 1280 px (752 px wide, the code box 684 px): 88 characters of a 12 px monospace
+#: font take about 640 px.
+CSS = """/* posenc: code cells fit 88 columns in the text column (tools/book.py writes this file) */
+div.cell div.highlight pre, div.cell_output pre {
+  font-size: 12px;
+  padding-left: 0.75rem;
+  padding-right: 0.75rem;
+}
+"""
+
+
 def _yaml(data) -> str:
     # JSON is valid YAML 1.2, so no YAML writer is needed.
     return json.dumps(data, indent=2) + "\n"
@@ -207,6 +219,8 @@ def stage(src: Path, root: Path = ROOT) -> Path:
     (src / "index.md").write_text(INDEX.format(chapters=chapters), encoding="utf-8")
     (src / "_toc.yml").write_text(_yaml(toc(root)), encoding="utf-8")
     (src / "_config.yml").write_text(_yaml(config()), encoding="utf-8")
+    (src / "_static").mkdir()
+    (src / "_static" / "posenc.css").write_text(CSS, encoding="utf-8")
     return src
 
 

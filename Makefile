@@ -22,7 +22,7 @@ CONSTRAINTS := $(VENV)/constraints.txt
 LAB_FLAGS := $(ROOT_FLAG) --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 
-.PHONY: install install-lessons install-lab install-book lessons lab test lint lock lock-check book notebooks nav figures bench bench-browser lab-results lab-results-extra \
+.PHONY: install install-lessons install-lab install-book lessons lab test lint lock lock-check binder book notebooks nav figures bench bench-browser lab-results lab-results-extra \
         present citation clean
 
 $(PY):
@@ -110,6 +110,13 @@ lint: $(VENV)/.installed
 # Rewrite requirements.txt from pyproject.toml (existing pins kept; UPGRADE=1 takes the newest).
 lock: $(VENV)/.installed
 	$(PY) -m tools.lockcheck --write $(if $(UPGRADE),--upgrade,)
+	@$(MAKE) --no-print-directory binder
+
+# Binder's requirements (binder/requirements.txt): the learner's set (make lab's), pinned as in the lock.
+binder: $(VENV)/.installed $(CONSTRAINTS)
+	echo "$(LAB_SET)" | $(PY) -m uv pip compile - --universal --python-version 3.11 -c $(CONSTRAINTS) \
+	    --no-emit-package posenc-helpers --no-annotate --custom-compile-command "make lock" \
+	    --output-file binder/requirements.txt --quiet
 
 # Fail when pyproject.toml and requirements.txt disagree (not when upstream merely has newer versions).
 lock-check: $(VENV)/.installed

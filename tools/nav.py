@@ -44,10 +44,14 @@ GITHUB = re.compile(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 
 
 def project_urls(root: Path = ROOT) -> dict[str, str]:
-    """``pyproject.toml``'s ``[project.urls]``: the one place the addresses are written."""
+    """``pyproject.toml``'s ``[project.urls]``: the one place the addresses are written.
+
+    A ``root`` without its own ``pyproject.toml`` (a test's copy of the notebooks) uses the repository's.
+    """
     import tomllib
 
-    return tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]
+    path = root / "pyproject.toml" if (root / "pyproject.toml").is_file() else ROOT / "pyproject.toml"
+    return tomllib.loads(path.read_text(encoding="utf-8"))["project"]["urls"]
 
 
 def repository(root: Path = ROOT) -> str:

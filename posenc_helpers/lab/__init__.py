@@ -19,7 +19,7 @@ try:
     import tqdm  # noqa: F401
 except ImportError as error:  # pragma: no cover - exercised by tests/test_no_jax.py in a subprocess
     raise ImportError(
-        f"posenc_helpers.lab needs JAX, optax and tqdm ({error.name} is missing): "
+        f"posenc_helpers.lab needs JAX, optax and tqdm ({error.name or 'one of them'} is missing): "
         "run `make lab`, or `pip install 'posenc_helpers[jax]'`"
     ) from error
 

@@ -109,3 +109,13 @@ def test_math_is_served_from_the_site_itself(built_book):
 def test_figures_are_in_the_site(built_book):
     for path in (ROOT / "figures").glob("*.png"):
         assert (built_book / "_images" / path.name).is_file(), path.name
+
+
+def test_every_pages_launch_buttons_open_that_notebook(built_book):
+    """The book's Binder and Colab buttons: the address nav builds from pyproject, for a file that exists."""
+    for entry in nav.entries(ROOT) + nav.solutions(ROOT):
+        html = _html(built_book, entry)
+        rel = entry.path.relative_to(ROOT).as_posix()
+        hrefs = set(re.findall(r'href="(https://(?:colab\.research\.google\.com|mybinder\.org)/[^"]+)"', html))
+        assert hrefs == {nav.colab_url(rel), nav.binder_url(rel)}, (rel, hrefs)
+        assert (ROOT / rel).is_file()

@@ -1,6 +1,8 @@
 # Two commands are all a newcomer needs (see README.md):
 #   make lab    install the learner's set into .venv, then open JupyterLab on notebooks/
 #   make test   install everything into .venv, then lint, check the lock and run every test
+# Install only (nothing starts): make install-lessons (00-11, no JAX), make install-lab (every
+# lesson, JAX included), make install-book (the book builder), make install (everything).
 # Every install takes its versions from requirements.txt, the complete lock (`make lock` writes it).
 PYTHON ?= python3
 VENV   := .venv
@@ -20,11 +22,17 @@ CONSTRAINTS := $(VENV)/constraints.txt
 LAB_FLAGS := $(ROOT_FLAG) --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 
-.PHONY: install install-lab lab test lint lock lock-check book notebooks nav figures bench bench-browser lab-results lab-results-extra \
+.PHONY: install install-lessons install-lab install-book lessons lab test lint lock lock-check binder book notebooks nav figures bench bench-browser lab-results lab-results-extra \
         present citation clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
+
+# What each install set asks for (named here: a comma inside $(call ...) would split its argument).
+LESSONS_SET := -e .[lab]
+LAB_SET     := -e .[jax,lab]
+BOOK_SET    := -e .[book]
+PRESENT_SET := -e .[jax,lab,present]
 
 # $(call install,PIP-ARGUMENTS)
 define install
@@ -44,27 +52,45 @@ endef
 $(CONSTRAINTS): requirements.txt | $(PY)
 	grep -v '^-e ' requirements.txt > $@
 
-# The learner's set: the package, what the notebooks import, JupyterLab and the kernel.
+# Lessons 00-11 only: the package without its `jax` extra, JupyterLab and the kernel.
+$(VENV)/.installed-lessons: requirements.txt pyproject.toml $(CONSTRAINTS)
+	$(call install,-c $(CONSTRAINTS) $(LESSONS_SET))
+	touch $@
+
+# The learner's set: every lesson (the lab's JAX, optax and tqdm included), JupyterLab and the kernel.
 $(VENV)/.installed-lab: requirements.txt pyproject.toml $(CONSTRAINTS)
-	$(call install,-c $(CONSTRAINTS) -e .[lab])
+	$(call install,-c $(CONSTRAINTS) $(LAB_SET))
+	touch $@ $(VENV)/.installed-lessons
+
+# The book builder (Jupyter Book 1, offline MathJax) and the package's light dependencies, no JAX.
+$(VENV)/.installed-book: requirements.txt pyproject.toml $(CONSTRAINTS)
+	$(call install,-c $(CONSTRAINTS) $(BOOK_SET))
 	touch $@
 
 # Everything in the lock: the learner's set, Voila, the book, the test, lint and lock tools.
 $(VENV)/.installed: requirements.txt pyproject.toml | $(PY)
 	$(call install,-r requirements.txt)
-	touch $@ $(VENV)/.installed-lab $(VENV)/.installed-present
+	touch $@ $(VENV)/.installed-lessons $(VENV)/.installed-lab $(VENV)/.installed-book $(VENV)/.installed-present
 
 # Presentation mode: the learner's set plus Voila.
 $(VENV)/.installed-present: requirements.txt pyproject.toml $(CONSTRAINTS)
-	$(call install,-c $(CONSTRAINTS) -e .[lab,present])
+	$(call install,-c $(CONSTRAINTS) $(PRESENT_SET))
 	touch $@
 
 install: $(VENV)/.installed
 
+install-lessons: $(VENV)/.installed-lessons
+
 install-lab: $(VENV)/.installed-lab
+
+install-book: $(VENV)/.installed-book
 
 # Rooted at the repo (so the notebooks' ../figures/ images load), opening in notebooks/.
 lab: $(VENV)/.installed-lab
+	$(VENV)/bin/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
+
+# The same JupyterLab with the light set: lessons 00-11 run, 12 and 13 say what to install.
+lessons: $(VENV)/.installed-lessons
 	$(VENV)/bin/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
 
 # Lint first, then the lock check, then every test (unit, doctests, nbval, browser, book).
@@ -84,13 +110,20 @@ lint: $(VENV)/.installed
 # Rewrite requirements.txt from pyproject.toml (existing pins kept; UPGRADE=1 takes the newest).
 lock: $(VENV)/.installed
 	$(PY) -m tools.lockcheck --write $(if $(UPGRADE),--upgrade,)
+	@$(MAKE) --no-print-directory binder
+
+# Binder's requirements (binder/requirements.txt): the learner's set (make lab's), pinned as in the lock.
+binder: $(VENV)/.installed $(CONSTRAINTS)
+	echo "$(LAB_SET)" | $(PY) -m uv pip compile - --universal --python-version 3.11 -c $(CONSTRAINTS) \
+	    --no-emit-package posenc-helpers --no-annotate --custom-compile-command "make lock" \
+	    --output-file binder/requirements.txt --quiet
 
 # Fail when pyproject.toml and requirements.txt disagree (not when upstream merely has newer versions).
 lock-check: $(VENV)/.installed
 	$(PY) -m tools.lockcheck
 
 # The static book in build/book/_build/html (stored outputs, no re-execution, math offline).
-book: $(VENV)/.installed
+book: $(VENV)/.installed-book
 	$(PY) -m tools.book
 
 # Validate CITATION.cff with cffconvert, in an isolated environment (its pins clash with Jupyter's).

@@ -47,15 +47,54 @@ def test_notebooks_are_not_re_executed():
     assert book.config()["execute"]["execute_notebooks"] == "off"
 
 
-def test_every_live_widget_becomes_a_note(built_book):
+def _outputs(entry: nav.Entry) -> list[dict]:
+    nb = json.loads(entry.path.read_text(encoding="utf-8"))
+    return [out for cell in nb["cells"] for out in cell.get("outputs", [])]
+
+
+def test_every_live_widget_becomes_a_note_and_progress_bars_are_dropped(built_book):
     for entry in nav.entries(ROOT):
-        nb = json.loads(entry.path.read_text(encoding="utf-8"))
-        widgets = sum(
-            book.WIDGET_MIME in out.get("data", {}) for cell in nb["cells"] for out in cell.get("outputs", [])
-        )
+        outputs = _outputs(entry)
+        demos = sum(book.WIDGET_MIME in out.get("data", {}) and not book.is_progress_bar(out) for out in outputs)
         html = _html(built_book, entry)
-        assert html.count("Live demo.") == widgets, entry.path.name
-        assert "SliderDemo(" not in html
+        assert html.count("Live demo.") == demos, entry.path.name
+        assert "SliderDemo(" not in html and "step/s]" not in html, entry.path.name
+
+
+def test_page_12_has_no_note_for_its_progress_bars(built_book):
+    entry = next(e for e in nav.entries(ROOT) if e.number == "12")
+    bars = [out for out in _outputs(entry) if book.is_progress_bar(out)]
+    assert len(bars) >= 10  # the stored notebook keeps them; the page does not
+    assert _html(built_book, entry).count("Live demo.") == 0
+
+
+def test_no_test_marker_and_no_colab_cell_on_a_page(built_book):
+    for entry in nav.entries(ROOT) + nav.solutions(ROOT):
+        html = _html(built_book, entry)
+        assert "NBVAL" not in html, entry.path.name
+        assert "google.colab" not in html, entry.path.name
+
+
+def test_the_book_marks_nbval_comments_as_tags():
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "source": "# NBVAL_SKIP\nx = 1"}]}
+    cell = book.book_notebook(nb, "x")["cells"][0]
+    assert cell["source"] == "x = 1" and cell["metadata"]["tags"] == ["nbval-skip"]
+
+
+def test_one_search_box(built_book):
+    # the header's search button stays; the theme's sidebar search field (a second box) is configured
+    # away (tests/browser/test_browser_book.py counts the visible ones: one)
+    html = _html(built_book, nav.entries(ROOT)[0])
+    start = html.index("bd-sidebar-primary")
+    sidebar = html[start : html.index("<main", start)]
+    assert "search-button-field" not in sidebar
+    assert "search-button search-button__button" in html
+
+
+def test_code_fits_88_columns_of_the_books_font():
+    # 88 characters of a 12 px monospace font (about 0.6 em a character) in the 684 px code box
+    assert "font-size: 12px" in book.CSS
+    assert 88 * 12 * 0.61 + 2 * 12 <= 684
 
 
 def test_math_is_served_from_the_site_itself(built_book):
@@ -70,3 +109,13 @@ def test_math_is_served_from_the_site_itself(built_book):
 def test_figures_are_in_the_site(built_book):
     for path in (ROOT / "figures").glob("*.png"):
         assert (built_book / "_images" / path.name).is_file(), path.name
+
+
+def test_every_pages_launch_buttons_open_that_notebook(built_book):
+    """The book's Binder and Colab buttons: the address nav builds from pyproject, for a file that exists."""
+    for entry in nav.entries(ROOT) + nav.solutions(ROOT):
+        html = _html(built_book, entry)
+        rel = entry.path.relative_to(ROOT).as_posix()
+        hrefs = set(re.findall(r'href="(https://(?:colab\.research\.google\.com|mybinder\.org)/[^"]+)"', html))
+        assert hrefs == {nav.colab_url(rel), nav.binder_url(rel)}, (rel, hrefs)
+        assert (ROOT / rel).is_file()

@@ -14,7 +14,13 @@ into ``build/book/_build/html`` (open ``index.html``; no server needed). It
   are what the page shows;
 * replaces each live widget's output (a slider demo or the flashcard deck,
   which need a kernel) with a note on how to run it live; the lesson's static
-  figures stay;
+  figures stay; a stored progress bar (a tqdm widget, notebooks 12 and 13) is
+  dropped, since it showed only that training ran;
+* moves nbval's marker comments (``# NBVAL_IGNORE_OUTPUT``) into cell tags
+  (:mod:`tools.nbtags`), so no test marker shows on a page, and removes the
+  Colab set-up cell (:data:`tools.nav.COLAB_CELL_ID`);
+* takes the repository's address from ``pyproject.toml``'s ``[project.urls]``
+  (:func:`tools.nav.repository`) for the repository, Binder and Colab buttons;
 * renders math offline: MathJax is bundled by ``sphinx-mathjax-offline`` and
   nothing is loaded from a CDN, at build time or when the page is viewed.
 
@@ -31,7 +37,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tools import nav
+from tools import nav, nbtags
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "build" / "book"
@@ -47,11 +53,14 @@ WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 LIVE_NOTE = (
     "**Live demo.** In this static book the widget cannot run: it needs a Python kernel. "
     "To use it, clone the repository, run `make lab` and open `{path}` "
-    "(or use the launch button at the top of this page)."
+    "(or use the launch button at the top of this page: Binder or Colab)."
 )
 
-#: The repository and the site, as in pyproject.toml's [project.urls].
-REPOSITORY = "https://github.com/posenc/posenc"
+#: A stored tqdm progress bar's text: ``"rope on prev:   0%|          | 0/1000 [00:00<?, ?step/s]"``.
+PROGRESS_BAR = re.compile(r"\d+%\|.*\| *\d+/\d+ \[")
+
+#: The repository, from pyproject.toml's [project.urls] (the one place it is written).
+REPOSITORY = nav.repository()
 
 INDEX = """# posenc: how a transformer knows where a token is
 
@@ -78,6 +87,25 @@ def _source(cell: dict) -> str:
     return "".join(src) if isinstance(src, list) else src
 
 
+def is_progress_bar(output: dict) -> bool:
+    """True for a stored tqdm bar: a widget whose plain text is the bar.
+
+    >>> bar = {"data": {WIDGET_MIME: {}, "text/plain": "rope on prev:   0%|          | 0/1000 [00:00<?, ?step/s]"}}
+    >>> is_progress_bar(bar), is_progress_bar({"data": {WIDGET_MIME: {}, "text/plain": "SliderDemo(...)"}})
+    (True, False)
+    """
+    data = output.get("data", {})
+    text = data.get("text/plain", "")
+    text = "".join(text) if isinstance(text, list) else text
+    return WIDGET_MIME in data and bool(PROGRESS_BAR.search(text))
+
+
+def _remove(cell: dict) -> None:
+    tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+    if "remove-cell" not in tags:
+        tags.append("remove-cell")
+
+
 def book_notebook(nb: dict, relpath: str) -> dict:
     """The notebook as the book shows it: navigation cells tagged ``remove-cell``, widgets noted.
 
@@ -100,13 +128,16 @@ def book_notebook(nb: dict, relpath: str) -> dict:
     'see <a href="06-flashcards.html#cards-01">its cards</a>'
     """
     nb = json.loads(json.dumps(nb))
+    nbtags.convert(nb)
     for cell in nb["cells"]:
         if cell["cell_type"] == "markdown":
             cell["source"] = ANCHOR_LINK.sub(r'<a href="\2.html#\3">\1</a>', _source(cell))
         if cell["cell_type"] == "markdown" and _source(cell).startswith(nav.MARK):
-            tags = cell.setdefault("metadata", {}).setdefault("tags", [])
-            if "remove-cell" not in tags:
-                tags.append("remove-cell")
+            _remove(cell)
+        if cell.get("id") == nav.COLAB_CELL_ID:
+            _remove(cell)
+        if "outputs" in cell:
+            cell["outputs"] = [out for out in cell["outputs"] if not is_progress_bar(out)]
         for output in cell.get("outputs", []):
             if WIDGET_MIME in output.get("data", {}):
                 output["data"] = {"text/markdown": LIVE_NOTE.format(path=relpath)}
@@ -132,8 +163,12 @@ def config() -> dict:
         "copyright": "2026",
         "only_build_toc_files": True,
         "execute": {"execute_notebooks": "off"},
-        "repository": {"url": REPOSITORY, "branch": "main"},
-        "launch_buttons": {"binderhub_url": "https://mybinder.org", "notebook_interface": "jupyterlab"},
+        "repository": {"url": REPOSITORY, "branch": nav.BRANCH, "path_to_book": ""},
+        "launch_buttons": {
+            "binderhub_url": "https://mybinder.org",
+            "colab_url": "https://colab.research.google.com",
+            "notebook_interface": "jupyterlab",
+        },
         "html": {"use_repository_button": True, "use_issues_button": False, "use_edit_page_button": False},
         "parse": {"myst_enable_extensions": ["dollarmath", "amsmath", "colon_fence", "html_image"]},
         "sphinx": {
@@ -144,9 +179,24 @@ def config() -> dict:
                 # No require.js / widget manager from a CDN: the book's widgets are static notes.
                 "nb_ipywidgets_js": {},
                 "html_show_copyright": True,
+                # One search box: the header's search button (it stays on a phone, where the
+                # sidebar folds away); the theme's sidebar search field would be a second one.
+                "html_sidebars": {"**": ["navbar-logo.html", "icon-links.html", "sbt-sidebar-nav.html"]},
             },
         },
     }
+
+
+#: The book's own style sheet (``_static/posenc.css``): an 88-column code line fits the text
+#: column at 1280 px (752 px wide, the code box 684 px): 88 characters of a 12 px monospace
+#: font take about 640 px.
+CSS = """/* posenc: code cells fit 88 columns in the text column (tools/book.py writes this file) */
+div.cell div.highlight pre, div.cell_output pre {
+  font-size: 12px;
+  padding-left: 0.75rem;
+  padding-right: 0.75rem;
+}
+"""
 
 
 def _yaml(data) -> str:
@@ -169,6 +219,8 @@ def stage(src: Path, root: Path = ROOT) -> Path:
     (src / "index.md").write_text(INDEX.format(chapters=chapters), encoding="utf-8")
     (src / "_toc.yml").write_text(_yaml(toc(root)), encoding="utf-8")
     (src / "_config.yml").write_text(_yaml(config()), encoding="utf-8")
+    (src / "_static").mkdir()
+    (src / "_static" / "posenc.css").write_text(CSS, encoding="utf-8")
     return src
 
 

@@ -6,10 +6,16 @@ the notebook. The script rewrites
 
 * the first and the last cell of every numbered notebook: a markdown cell that
   starts with ``<!--NAVIGATION-->`` and links previous · contents · next (a
-  solution notebook links back to its exercise and to the contents);
+  solution notebook links back to its exercise and to the contents); the first
+  one also opens the notebook in Colab;
+* the Colab set-up cell after the first one (id ``colab-setup``): a code cell
+  that, in Colab only, installs the package with ``%pip`` from the repository;
 * the README's contents table, between ``<!--CONTENTS-->`` and
-  ``<!--/CONTENTS-->``; solution notebooks under ``notebooks/solutions/`` are
-  listed after it.
+  ``<!--/CONTENTS-->``, with a Colab and a Binder link per lesson; solution
+  notebooks under ``notebooks/solutions/`` are listed after it;
+* every copy of the repository's address: the README and ``CITATION.cff``
+  take it from ``pyproject.toml``'s ``[project.urls]`` (``Source``), so setting
+  it there once and running ``make nav`` fixes every link.
 
 It is idempotent. ``--check`` changes nothing and exits 1 if any file would
 change, which is what the test suite runs.
@@ -28,6 +34,83 @@ ROOT = Path(__file__).resolve().parent.parent
 MARK = "<!--NAVIGATION-->"
 START, END = "<!--CONTENTS-->", "<!--/CONTENTS-->"
 NUMBERED = re.compile(r"^(\d\d)-[a-z0-9-]+\.ipynb$")
+
+#: The branch every launch link opens.
+BRANCH = "main"
+#: The id of the generated Colab set-up cell (the book removes it).
+COLAB_CELL_ID = "colab-setup"
+#: A GitHub repository address: https://github.com/OWNER/NAME
+GITHUB = re.compile(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+
+
+def project_urls(root: Path = ROOT) -> dict[str, str]:
+    """``pyproject.toml``'s ``[project.urls]``: the one place the addresses are written.
+
+    A ``root`` without its own ``pyproject.toml`` (a test's copy of the notebooks) uses the repository's.
+    """
+    import tomllib
+
+    path = root / "pyproject.toml" if (root / "pyproject.toml").is_file() else ROOT / "pyproject.toml"
+    return tomllib.loads(path.read_text(encoding="utf-8"))["project"]["urls"]
+
+
+def repository(root: Path = ROOT) -> str:
+    """The repository's address, ``[project.urls] Source``, e.g. ``https://github.com/posenc/posenc``."""
+    url = project_urls(root)["Source"].rstrip("/")
+    if not GITHUB.fullmatch(url):
+        raise ValueError(f"pyproject.toml [project.urls] Source must be https://github.com/OWNER/NAME, got {url!r}")
+    return url
+
+
+def slug(root: Path = ROOT) -> str:
+    """``OWNER/NAME`` of the repository."""
+    return repository(root).removeprefix("https://github.com/")
+
+
+def colab_url(relpath: str, root: Path = ROOT) -> str:
+    """Colab's address for a notebook of the repository (Colab opens GitHub files by path).
+
+    >>> colab_url("notebooks/04-rope.ipynb").removeprefix("https://colab.research.google.com/github/" + slug())
+    '/blob/main/notebooks/04-rope.ipynb'
+    """
+    return f"https://colab.research.google.com/github/{slug(root)}/blob/{BRANCH}/{relpath}"
+
+
+def binder_url(relpath: str, root: Path = ROOT) -> str:
+    """mybinder.org's address for a notebook, opened in JupyterLab (configuration in binder/).
+
+    >>> binder_url("notebooks/04-rope.ipynb").removeprefix("https://mybinder.org/v2/gh/" + slug())
+    '/main?urlpath=lab/tree/notebooks/04-rope.ipynb'
+    """
+    return f"https://mybinder.org/v2/gh/{slug(root)}/{BRANCH}?urlpath=lab/tree/{relpath}"
+
+
+def needs_lab(nb: dict) -> bool:
+    """True if the notebook imports the extrapolation lab (so it needs the ``jax`` extra)."""
+    code = "\n".join(_source(c) for c in nb["cells"] if c["cell_type"] == "code" and c.get("id") != COLAB_CELL_ID)
+    return bool(re.search(r"posenc_helpers\.lab\b|from posenc_helpers import .*\blab\b", code))
+
+
+def colab_cell_source(lab: bool = False, root: Path = ROOT) -> str:
+    """The Colab set-up cell: in Colab only, ``%pip`` installs the package from the repository.
+
+    >>> print(colab_cell_source().replace(repository(), "REPO"))
+    # Colab only: install the course's package (elsewhere this cell does nothing).
+    import sys
+    <BLANKLINE>
+    PACKAGE = "posenc_helpers @ git+REPO@main"
+    if "google.colab" in sys.modules:
+        %pip install --quiet "{PACKAGE}"
+    """
+    extra = "[jax]" if lab else ""
+    return (
+        "# Colab only: install the course's package (elsewhere this cell does nothing).\n"
+        "import sys\n"
+        "\n"
+        f'PACKAGE = "posenc_helpers{extra} @ git+{repository(root)}@{BRANCH}"\n'
+        'if "google.colab" in sys.modules:\n'
+        '    %pip install --quiet "{PACKAGE}"'
+    )
 
 
 @dataclass
@@ -98,10 +181,30 @@ def _nav_cell(text: str, which: str) -> dict:
     return {"cell_type": "markdown", "id": f"nav-{which}", "metadata": {}, "source": text}
 
 
-def with_navigation(nb: dict, text: str) -> dict:
-    cells = [c for c in nb["cells"] if not (c["cell_type"] == "markdown" and _source(c).startswith(MARK))]
+def _colab_cell(lab: bool, root: Path) -> dict:
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": COLAB_CELL_ID,
+        "metadata": {},
+        "outputs": [],
+        "source": colab_cell_source(lab, root),
+    }
+
+
+def _generated(cell: dict) -> bool:
+    return (cell["cell_type"] == "markdown" and _source(cell).startswith(MARK)) or cell.get("id") == COLAB_CELL_ID
+
+
+def with_navigation(nb: dict, text: str, relpath: str | None = None, root: Path = ROOT) -> dict:
+    """The notebook with its navigation cells; with ``relpath``, an Open in Colab link and the set-up cell."""
+    cells = [c for c in nb["cells"] if not _generated(c)]
     nb = dict(nb)
-    nb["cells"] = [_nav_cell(text, "top")] + cells + [_nav_cell(text, "bottom")]
+    top = [_nav_cell(text, "top")]
+    if relpath is not None:
+        link = f"[Open in Colab]({colab_url(relpath, root)})"
+        top = [_nav_cell(f"{text}\n\n{link}", "top"), _colab_cell(needs_lab(nb), root)]
+    nb["cells"] = top + cells + [_nav_cell(text, "bottom")]
     return nb
 
 
@@ -112,10 +215,12 @@ def _dump(nb: dict) -> str:
     return nbformat.writes(nbformat.from_dict(nb), version=nbformat.NO_CONVERT) + "\n"
 
 
-def contents_table(items: list[Entry], sols: list[Entry]) -> str:
-    lines = [START, "", "| # | Notebook |", "|---|---|"]
+def contents_table(items: list[Entry], sols: list[Entry], root: Path = ROOT) -> str:
+    lines = [START, "", "| # | Notebook | Run it online |", "|---|---|---|"]
     for e in items:
-        lines.append(f"| {e.number} | [{e.title}](notebooks/{e.path.name}) |")
+        rel = f"notebooks/{e.path.name}"
+        launch = f"[Colab]({colab_url(rel, root)}) · [Binder]({binder_url(rel, root)})"
+        lines.append(f"| {e.number} | [{e.title}]({rel}) | {launch} |")
     if sols:
         lines += ["", "Worked solutions:", ""]
         for e in sols:
@@ -130,13 +235,15 @@ def planned_changes(root: Path = ROOT) -> dict[Path, str]:
     items = entries(root)
     for index, entry in enumerate(items):
         old = entry.path.read_text(encoding="utf-8")
-        new = _dump(with_navigation(json.loads(old), nav_line(items, index)))
+        rel = entry.path.relative_to(root).as_posix()
+        new = _dump(with_navigation(json.loads(old), nav_line(items, index), rel, root))
         if new != old:
             changes[entry.path] = new
     for sol in solutions(root):
         exercise = next((e for e in items if e.number == sol.number), None)
         old = sol.path.read_text(encoding="utf-8")
-        new = _dump(with_navigation(json.loads(old), solution_nav_line(exercise)))
+        rel = sol.path.relative_to(root).as_posix()
+        new = _dump(with_navigation(json.loads(old), solution_nav_line(exercise), rel, root))
         if new != old:
             changes[sol.path] = new
     readme = root / "README.md"
@@ -145,10 +252,37 @@ def planned_changes(root: Path = ROOT) -> dict[Path, str]:
         raise ValueError(f"{readme} needs the markers {START} and {END} around its contents table")
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
-    new_readme = head + contents_table(items, solutions(root)) + tail
+    new_readme = with_repository(head + contents_table(items, solutions(root), root) + tail, root)
     if new_readme != text:
         changes[readme] = new_readme
+    citation = root / "CITATION.cff"
+    if citation.is_file():
+        old = citation.read_text(encoding="utf-8")
+        new = with_repository(old, root)
+        if new != old:
+            changes[citation] = new
     return changes
+
+
+def with_repository(text: str, root: Path = ROOT) -> str:
+    """The project's own addresses in README or CITATION text set to pyproject's.
+
+    They are: the tests badge (``https://github.com/OWNER/NAME/actions/...``), the BibTeX
+    entry's ``url = {...}`` and CITATION's ``repository-code`` and ``url``. Links to other
+    projects are left alone.
+
+    >>> text = "[![t](https://github.com/old/n/actions/x.svg)](https://github.com/old/n/actions/y) [uv](https://github.com/astral-sh/uv)"
+    >>> out = with_repository(text)
+    >>> out.count(repository() + "/actions/"), "https://github.com/astral-sh/uv" in out
+    (2, True)
+    """
+    repo = repository(root)
+    text = re.sub(GITHUB.pattern + r"(?=/actions/)", repo, text)
+    text = re.sub(r"^(\s*url\s*=\s*\{)" + GITHUB.pattern + r"(\})", lambda m: m.group(1) + repo + m.group(2), text, flags=re.M)
+    text = re.sub(r'^repository-code: ".*"$', f'repository-code: "{repo}"', text, flags=re.M)
+    if text.startswith("cff-version"):
+        text = re.sub(r'^url: ".*"$', f'url: "{project_urls(root)["Documentation"]}"', text, flags=re.M)
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:

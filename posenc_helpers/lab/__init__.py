@@ -12,6 +12,17 @@ notebooks/13-trained-heads.ipynb.
 (('prev', 'first'), ('back3', 'recall'))
 """
 
+# The lab needs the `jax` extra (lessons 00-11 do not): say in one line what to install.
+try:
+    import jax  # noqa: F401
+    import optax  # noqa: F401
+    import tqdm  # noqa: F401
+except ImportError as error:  # pragma: no cover - exercised by tests/test_no_jax.py in a subprocess
+    raise ImportError(
+        f"posenc_helpers.lab needs JAX, optax and tqdm ({error.name or 'one of them'} is missing): "
+        "run `make lab`, or `pip install 'posenc_helpers[jax]'`"
+    ) from error
+
 from .evaluate import (
     LENGTHS,
     SCALINGS,

@@ -1,0 +1,267 @@
+"""A teacher's release and the launch links: one repository address, links that lead to files,
+Binder's requirements from the lock, the changelog's version, pre-commit's ruff, a pure wheel."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+import zipfile
+from importlib import metadata
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+import yaml
+from packaging.markers import default_environment
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from tools import book, nav
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _lock() -> dict[str, str]:
+    """The lock's pins, ``{canonical name: version}``."""
+    pins = {}
+    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        match = re.match(r"^([A-Za-z0-9_.-]+)==([^\s;]+)", line)
+        if match:
+            pins[canonicalize_name(match.group(1))] = match.group(2)
+    return pins
+
+
+# --- one repository address -------------------------------------------------------------
+
+
+def test_the_repository_address_is_written_once_and_every_copy_agrees():
+    urls = PYPROJECT["project"]["urls"]
+    repo = nav.repository()
+    assert urls["Homepage"] == repo and urls["Issues"] == repo + "/issues"
+    assert book.config()["repository"]["url"] == repo
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert cff["repository-code"] == repo and cff["url"] == urls["Documentation"]
+    # every address of the project's own repository in the README is pyproject's
+    slug = nav.slug()
+    own = re.findall(r"https://github\.com/([\w.-]+/[\w.-]+)/actions/", README)
+    own += re.findall(r"^\s*url\s*=\s*\{https://github\.com/([\w.-]+/[\w.-]+)\}", README, re.M)
+    own += re.findall(r"colab\.research\.google\.com/github/([\w.-]+/[\w.-]+)/", README)
+    own += re.findall(r"mybinder\.org/v2/gh/([\w.-]+/[\w.-]+)/", README)
+    assert own and set(own) == {slug}, set(own)
+
+
+def test_setting_the_address_once_rewrites_every_copy(tmp_path):
+    """A fork sets [project.urls] and runs make nav: README and CITATION.cff follow."""
+    for name in ["README.md", "CITATION.cff", "pyproject.toml"]:
+        text = (ROOT / name).read_text(encoding="utf-8")
+        if name == "pyproject.toml":
+            text = text.replace(nav.repository(), "https://github.com/a-teacher/posenc-fork")
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "notebooks" / "solutions").mkdir(parents=True)
+    changes = nav.planned_changes(tmp_path)
+    readme, cff = changes[tmp_path / "README.md"], changes[tmp_path / "CITATION.cff"]
+    assert nav.slug() not in readme.replace("https://github.com/" + nav.slug() + "-", "")
+    assert "a-teacher/posenc-fork/actions/workflows/test.yml/badge.svg" in readme
+    assert 'repository-code: "https://github.com/a-teacher/posenc-fork"' in cff
+
+
+# --- launch links lead to files the repository has ---------------------------------------
+
+
+def _launch_links() -> list[str]:
+    """Every Colab, Binder and badge link in the README and in the notebooks' navigation cells."""
+    texts = [README]
+    for entry in nav.entries(ROOT) + nav.solutions(ROOT):
+        nb = json.loads(entry.path.read_text(encoding="utf-8"))
+        texts += ["".join(c["source"]) for c in nb["cells"] if "".join(c["source"]).startswith(nav.MARK)]
+    pattern = r"https://(?:colab\.research\.google\.com|mybinder\.org|github\.com)/[^\s)\]\"']+"
+    return sorted({url for text in texts for url in re.findall(pattern, text)})
+
+
+def _file_of(url: str) -> str | None:
+    """The repository file a launch link opens (None for a link to another project)."""
+    slug, parsed = nav.slug(), urlparse(url)
+    if parsed.netloc == "colab.research.google.com":
+        prefix = f"/github/{slug}/blob/{nav.BRANCH}/"
+        assert parsed.path.startswith(prefix), url
+        return parsed.path.removeprefix(prefix)
+    if parsed.netloc == "mybinder.org":
+        assert parsed.path == f"/v2/gh/{slug}/{nav.BRANCH}", url
+        urlpath = dict(part.split("=", 1) for part in parsed.query.split("&"))["urlpath"]
+        assert urlpath.startswith("lab/tree/"), url
+        return urlpath.removeprefix("lab/tree/")
+    if parsed.path.startswith(f"/{slug}/actions/workflows/"):
+        name = parsed.path.removeprefix(f"/{slug}/actions/workflows/").removesuffix("/badge.svg")
+        return f".github/workflows/{name}"
+    return None
+
+
+def test_every_launch_link_and_badge_opens_a_file_the_repository_has():
+    links = _launch_links()
+    opened = [(url, _file_of(url)) for url in links]
+    missing = [url for url, path in opened if path is not None and not (ROOT / path).is_file()]
+    assert missing == []
+    files = {path for _, path in opened if path}
+    # a Colab and a Binder link for every lesson, and the badge's workflow
+    for entry in nav.entries(ROOT):
+        rel = entry.path.relative_to(ROOT).as_posix()
+        assert nav.colab_url(rel) in links and nav.binder_url(rel) in links, rel
+    assert ".github/workflows/test.yml" in files
+
+
+def test_a_link_to_a_missing_file_is_caught():
+    assert not (ROOT / _file_of(nav.colab_url("notebooks/99-missing.ipynb"))).is_file()
+    assert _file_of(nav.binder_url("notebooks/04-rope.ipynb")) == "notebooks/04-rope.ipynb"
+
+
+def test_the_book_offers_binder_and_colab():
+    launch = book.config()["launch_buttons"]
+    assert launch["binderhub_url"] == "https://mybinder.org"
+    assert launch["colab_url"] == "https://colab.research.google.com"
+    assert (ROOT / "binder" / "requirements.txt").is_file()
+
+
+def test_the_colab_cell_installs_only_in_colab_and_the_lab_extra_only_where_needed():
+    for entry in nav.entries(ROOT):
+        nb = json.loads(entry.path.read_text(encoding="utf-8"))
+        cells = [c for c in nb["cells"] if c.get("id") == nav.COLAB_CELL_ID]
+        if not cells:
+            continue  # not yet regenerated (make nav)
+        source = "".join(cells[0]["source"])
+        assert 'if "google.colab" in sys.modules:' in source and cells[0]["outputs"] == []
+        assert ("posenc_helpers[jax] @" in source) == nav.needs_lab(nb), entry.path.name
+
+
+# --- Binder ------------------------------------------------------------------------------
+
+
+def _binder_pins() -> dict[str, str]:
+    pins = {}
+    for line in (ROOT / "binder" / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            match = re.match(r"^([A-Za-z0-9_.-]+)==([^\s;]+)", line)
+            assert match, f"binder/requirements.txt: not a pin: {line!r}"
+            pins[canonicalize_name(match.group(1))] = match.group(2)
+    return pins
+
+
+def _closure(requirements: list[str], extras: set[str]) -> set[str]:
+    """The installed distributions these requirements pull in on this platform, from their metadata."""
+    env = default_environment()
+    seen: set[str] = set()
+    todo = [(Requirement(r), extras) for r in requirements]
+    while todo:
+        req, active = todo.pop()
+        if req.marker is not None and not any(req.marker.evaluate({**env, "extra": e}) for e in active or {""}):
+            continue
+        name = canonicalize_name(req.name)
+        if name in seen:
+            continue
+        seen.add(name)
+        dist = metadata.distribution(name)
+        todo += [(Requirement(r), set(req.extras)) for r in dist.requires or []]
+    return seen
+
+
+def test_binder_requirements_are_the_learners_set_pinned_as_in_the_lock():
+    """Offline: every Binder pin is the lock's; together they hold all that make lab installs here.
+
+    This proves Binder's list agrees with the lock and is complete for this platform (resolved
+    from the installed packages' metadata); it does not download or build Binder's image.
+    """
+    binder, lock = _binder_pins(), _lock()
+    assert {name: lock.get(name) for name in binder} == binder
+    project = PYPROJECT["project"]
+    wanted = project["dependencies"] + project["optional-dependencies"]["jax"] + project["optional-dependencies"]["lab"]
+    needed = _closure(wanted, {""})
+    assert needed - set(binder) == set(), "missing from binder/requirements.txt (run make lock)"
+    assert "jupyterlab" in binder and "jax" in binder and "pytest" not in binder and "jupyter-book" not in binder
+    python = (ROOT / "binder" / "runtime.txt").read_text(encoding="utf-8").strip()
+    assert python == "python-3.11" and PYPROJECT["project"]["requires-python"] == ">=3.11"
+
+
+def test_binder_post_build_installs_the_package_and_the_quiet_settings(tmp_path):
+    """Run binder/postBuild as repo2docker would, with pip in dry-run mode and no index (offline)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    # `python` is this environment's (a wrapper: a symlink would lose the venv's pyvenv.cfg)
+    (bindir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    (bindir / "python").chmod(0o755)
+    prefix = tmp_path / "prefix"
+    env = dict(
+        os.environ,
+        PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}",
+        NB_PYTHON_PREFIX=str(prefix),
+        PIP_DRY_RUN="1",
+        PIP_NO_INDEX="1",
+        PIP_NO_BUILD_ISOLATION="0",  # pip's spelling of --no-build-isolation
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
+    result = subprocess.run(["bash", "binder/postBuild"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert f"Would install posenc_helpers-{PYPROJECT['project']['version']}" in result.stdout
+    overrides = prefix / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    assert json.loads(overrides.read_text()) == json.loads((ROOT / "config" / "jupyterlab-overrides.json").read_text())
+    server = json.loads((prefix / "etc" / "jupyter" / "jupyter_server_config.d" / "posenc.json").read_text())
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert server["LabApp"]["news_url"] is None and "--LabApp.news_url=None" in makefile
+    assert f"--LabApp.check_for_updates_class={server['LabApp']['check_for_updates_class']}" in makefile
+
+
+# --- the release -------------------------------------------------------------------------
+
+
+def test_the_changelog_names_the_version_in_pyproject_citation_and_readme():
+    version = PYPROJECT["project"]["version"]
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d\d-\d\d)$", changelog, re.M)
+    assert releases and releases[0][0] == version, releases
+    assert "## [Unreleased]" in changelog
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert str(cff["version"]) == version and str(cff["date-released"]) == releases[0][1]
+    assert f"version = {{{version}}}" in README
+    # the entry lists every lesson the course holds
+    entry = changelog.split(f"## [{version}]", 1)[1].split("\n## [", 1)[0]
+    for item in nav.entries(ROOT):
+        assert f"{item.number} " in entry, f"notebook {item.number} is not in the changelog's {version} entry"
+
+
+def test_pre_commit_runs_ruff_at_the_locks_version():
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    repos = {r["repo"]: r for r in config["repos"]}
+    ruff = repos["https://github.com/astral-sh/ruff-pre-commit"]
+    assert ruff["rev"] == "v" + _lock()["ruff"]
+    assert "ruff" in [hook["id"] for hook in ruff["hooks"]]
+
+
+def test_readme_lists_the_install_only_targets_next_to_lab_and_test():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    for target in ["install-lessons", "install-lab", "install-book", "install", "lab", "test", "book"]:
+        assert re.search(rf"^{re.escape(target)}:", makefile, re.M), target
+        assert f"make {target}" in README, target
+    # make book installs the book's set, not everything
+    assert re.search(r"^book: \$\(VENV\)/\.installed-book$", makefile, re.M)
+
+
+@pytest.mark.slow
+def test_the_wheel_is_pure_python_and_its_core_needs_no_jax(tmp_path):
+    """Build the wheel offline (this environment's setuptools, no build isolation, no index)."""
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(tmp_path), "."]
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    (wheel,) = tmp_path.glob("*.whl")
+    assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
+    with zipfile.ZipFile(wheel) as archive:
+        meta = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        text = archive.read(meta).decode()
+    requires = [line.removeprefix("Requires-Dist: ") for line in text.splitlines() if line.startswith("Requires-Dist: ")]
+    core = sorted(canonicalize_name(Requirement(r).name) for r in requires if "extra ==" not in r)
+    assert core == ["ipywidgets", "matplotlib", "ml-dtypes", "numpy"]
+    lab = sorted(canonicalize_name(Requirement(r).name) for r in requires if 'extra == "jax"' in r)
+    assert lab == ["jax", "jaxlib", "optax", "tqdm"]

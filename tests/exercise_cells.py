@@ -20,9 +20,10 @@ NOT_IMPLEMENTED = "Not implemented yet: it still raises NotImplementedError."
 
 
 def cells(path: Path) -> list[dict]:
-    """The notebook's cells without the generated navigation cells."""
+    """The notebook's cells without the generated ones (navigation, and the Colab set-up cell)."""
     nb = json.loads(path.read_text(encoding="utf-8"))
-    return [c for c in nb["cells"] if not "".join(c["source"]).startswith("<!--NAVIGATION-->")]
+    return [c for c in nb["cells"]
+            if not "".join(c["source"]).startswith("<!--NAVIGATION-->") and c.get("id") != "colab-setup"]
 
 
 def source(cell: dict) -> str:

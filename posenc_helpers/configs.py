@@ -14,7 +14,9 @@ Taught in notebooks/11-rope-as-shipped.ipynb.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
+from functools import partial
 from importlib import resources
 
 import numpy as np
@@ -34,11 +36,18 @@ __all__ = [
     "bundled_configs",
     "bundled_sources",
     "bundled_left_out",
+    "FAMILIES",
+    "LAYER_TYPES",
+    "LayerPositions",
+    "layer_positions",
+    "per_layer",
+    "llama4_query_temperature",
+    "llama_4_scaling_temperature",
 ]
 
 #: The ``rope_type`` values Hugging Face knows, and the legacy name ``"su"`` for LongRoPE.
-ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
-_LEGACY = {"su": "longrope"}
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3", "proportional")
+_LEGACY = {"su": "longrope", "mrope": "default"}
 
 #: The base assumed when a config names none (what Hugging Face uses then: LlamaConfig's default, GPT-J's fixed value).
 DEFAULT_BASE = 10000.0
@@ -183,9 +192,29 @@ def rope_settings(config) -> RopeSettings:
     rope_type = _LEGACY.get(raw_type, raw_type)
     if rope_type not in ROPE_TYPES:
         known = ", ".join(repr(t) for t in ROPE_TYPES)
-        raise ValueError(f"unknown rope_type {raw_type!r} in {where}; known: {known} (and 'su', the old name of 'longrope')")
-    if raw_type != rope_type:
+        raise ValueError(
+            f"unknown rope_type {raw_type!r} in {where}; known: {known} (and 'su', the old name of 'longrope', "
+            "and 'mrope', Qwen2-VL's name for default frequencies split by mrope_section)"
+        )
+    if raw_type == "mrope":
+        notes.append(
+            "type 'mrope' read as Qwen2VLConfig reads it: the default frequencies, split over (t, h, w) by mrope_section"
+        )
+    elif raw_type != rope_type:
         notes.append(f"type {raw_type!r} is the old name of {rope_type!r}")
+
+    if rope_type == "proportional":
+        # as Hugging Face's _compute_proportional_rope_parameters: int(fraction × head_dim // 2) pairs turn,
+        # with ω_k = base^(−2k/head_dim) (the whole head's width), and the other pairs get ω = 0
+        fraction = 1.0 if fraction_key is None else _number(fraction_key, config.get(fraction_key, params.get(fraction_key)))
+        rotary_dim = 2 * int(fraction * head_dim // 2)
+        notes[:] = [n for n in notes if not n.startswith(f"{fraction_key} = ")]
+        notes.append(
+            f"proportional: int({fraction:g} × {head_dim} // 2) = {rotary_dim // 2} of {head_dim // 2} pairs turn, "
+            f"with ω_k = base^(−2k/{head_dim}); the other {(head_dim - rotary_dim) // 2} have ω = 0"
+        )
+        if rotary_dim < 2:
+            raise ValueError(f"partial_rotary_factor {fraction:g} leaves no pair turning in a {head_dim}-wide head")
 
     max_pos = config.get("max_position_embeddings", config.get("n_positions"))
     max_pos = None if max_pos is None else v.positive_int("max_position_embeddings", max_pos)
@@ -259,7 +288,10 @@ def frequencies_from_config(config, seq_len=None) -> tuple[np.ndarray, float]:
 
     ``inv_freq`` holds one frequency per rotated pair (rotary_dim / 2 of
     them); ``attention_factor`` is the number cos and sin are multiplied by
-    (1 except for YaRN and LongRoPE). ``seq_len`` matters only for
+    (1 except for YaRN and LongRoPE). A config whose layers use different RoPE (Gemma 3's local and global
+    bases, Llama 4's NoPE layers, ...) raises a ValueError that points to :func:`layer_positions`; a config
+    whose layers all turn alike (DeepSeek-V3, a Qwen2-VL ``"mrope"``) is read per layer and answered here.
+    ``seq_len`` matters only for
     ``dynamic`` (the base grows past L) and ``longrope`` (long factors past
     L); ``None`` means a short sequence. See :func:`rope_settings` for which
     keys are read. Taught in notebooks/11-rope-as-shipped.ipynb.
@@ -276,14 +308,42 @@ def frequencies_from_config(config, seq_len=None) -> tuple[np.ndarray, float]:
     ... # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: unknown rope_type 'ntk-by-parts' in rope_scaling; known: 'default', 'linear', ..., 'llama3' (and 'su', ...)
+    ValueError: unknown rope_type 'ntk-by-parts' in rope_scaling; known: 'default', 'linear', ..., 'proportional' (and 'su', ...)
     """
+    if per_layer(config):
+        records = _resolve(config, need_count=False)[0]
+        first = records[0]
+        same = all(
+            r.rope == first.rope and r.attention_factor == first.attention_factor
+            and (not r.rope or np.array_equal(r.inv_freq, first.inv_freq))
+            for r in records
+        )
+        if not same:
+            raise ValueError(
+                "this config sets position per layer (its layers' RoPE differs): use layer_positions(config), "
+                "which gives one record per layer"
+            )
+        if not first.rope:
+            raise ValueError("no layer of this config uses RoPE (see layer_positions)")
+        if seq_len is not None and first.rope_type in ("dynamic", "longrope"):
+            raise ValueError("seq_len with a per-layer config: use layer_positions (short sequences only)")
+        return first.inv_freq.copy(), first.attention_factor
+    return _single_frequencies(config, seq_len)
+
+
+def _single_frequencies(config, seq_len=None) -> tuple[np.ndarray, float]:
     s = rope_settings(config)
     p = s.params
     if seq_len is not None:
         seq_len = v.positive_int("seq_len", seq_len)
     if s.rope_type == "default":
         return frequencies(s.rotary_dim, s.base), 1.0
+    if s.rope_type == "proportional":
+        # ω_k = base^(−2k/head_dim) / factor for k < rotary_dim/2, then zeros up to head_dim/2
+        factor = _number("factor", p["factor"]) if p.get("factor") is not None else 1.0
+        k = np.arange(s.head_dim // 2, dtype=np.float64)
+        inv = np.where(k < s.pairs, s.base ** (-2.0 * k / s.head_dim), 0.0) / factor
+        return inv, 1.0
     if s.rope_type == "linear":
         return scaled_frequencies(s.rotary_dim, s.base, "linear", s.factor), 1.0
     if s.rope_type == "dynamic":
@@ -291,6 +351,12 @@ def frequencies_from_config(config, seq_len=None) -> tuple[np.ndarray, float]:
             s.rotary_dim, s.base, "dynamic", s.factor, original_max_position=s.original_max_position, seq_len=seq_len
         )
         return inv, 1.0
+    if s.rope_type == "llama3" and float(p["low_freq_factor"]) == float(p["high_freq_factor"]):
+        # low = high (Llama 4 Scout: both 1): Hugging Face's blend is empty, so a pair is divided by the factor
+        # when its wavelength exceeds L / low, and kept otherwise
+        omega = frequencies(s.rotary_dim, s.base)
+        edge = s.original_max_position / float(p["low_freq_factor"])
+        return np.where(2.0 * np.pi / omega > edge, omega / s.factor, omega), 1.0
     if s.rope_type == "llama3":
         inv = scaled_frequencies(
             s.rotary_dim, s.base, "llama3", s.factor, original_max_position=s.original_max_position,
@@ -441,6 +507,524 @@ def describe_config(config) -> str:
     else:
         lines.append(f"effective context: {s.max_position_embeddings:,} tokens (max_position_embeddings)")
     return "\n".join(lines)
+
+
+# --- per-layer designs (transformers 5): one record per decoder layer ------------------------------------------------
+
+#: The model families whose transformers-5 code sets position per layer (or otherwise differs from Llama's), by
+#: ``model_type``. Any other ``model_type`` (or none) is read as Llama-style code reads it.
+FAMILIES = {
+    "gemma3": "gemma3", "gemma3_text": "gemma3",
+    "gemma4": "gemma4", "gemma4_text": "gemma4",
+    "llama4": "llama4", "llama4_text": "llama4",
+    "smollm3": "smollm3",
+    "cohere2": "cohere2",
+    "exaone4": "exaone4",
+    "deepseek_v3": "deepseek_v3",
+    "qwen3_next": "qwen3_next",
+    "qwen2_vl": "qwen2_vl", "qwen2_vl_text": "qwen2_vl",
+    "qwen2_5_vl": "qwen2_vl", "qwen2_5_vl_text": "qwen2_vl",
+    "qwen3_vl": "qwen3_vl", "qwen3_vl_text": "qwen3_vl",
+    "olmo3": "olmo3",
+    "modernbert": "modernbert",
+    "gpt_oss": "gpt_oss",
+    "ministral3": "ministral3",
+    "qwen2": "qwen_window", "qwen3": "qwen_window", "qwen3_moe": "qwen_window",
+    "mistral": "mistral",
+}
+
+# each family's config-class default_theta (transformers 5.24.0, models/<family>/configuration_<family>.py);
+# a pair is (full / global, sliding / local)
+_DEFAULT_THETA = {
+    "gemma3": (1_000_000.0, 10_000.0), "modernbert": (160_000.0, 10_000.0), "llama4": 500_000.0,
+    "smollm3": 2_000_000.0, "olmo3": 500_000.0, "gpt_oss": 150_000.0, "qwen2_vl": 1_000_000.0,
+    "qwen3_vl": 500_000.0,
+}
+
+#: The layer types Hugging Face's configs name, and what the reader does with each.
+LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention")
+
+_PER_LAYER_KEYS = (
+    "layer_types", "no_rope_layers", "no_rope_layer_interval", "sliding_window_pattern", "rope_local_base_freq",
+    "global_rope_theta", "local_rope_theta", "global_attn_every_n_layers", "full_attention_interval",
+    "qk_rope_head_dim", "qk_nope_head_dim", "rope_interleave", "attn_temperature_tuning", "floor_scale",
+    "attn_scale", "attention_chunk_size", "query_pre_attn_scalar", "text_config",
+)
+
+
+@dataclass(frozen=True)
+class LayerPositions:
+    """What one decoder layer does with position, as the model's transformers-5 code computes it.
+
+    * ``layer_type``: the config's own name for the layer's attention (``"full_attention"``, ...);
+    * ``window``: the sliding window or chunk size in tokens, None for full attention;
+    * ``rope``: False for a layer with no positional encoding (NoPE);
+    * ``inv_freq``: the numpy (float64) version of Hugging Face's ``inv_freq`` buffer for the layer's type,
+      same length and order, zeros where Hugging Face has zeros; None when ``rope`` is False;
+    * ``rotary_dim``: the number of dimensions rotated (0 without RoPE);
+    * ``attention_factor``: Hugging Face's ``attention_scaling``, the factor on cos and sin;
+    * ``layout``: ``"half-split"`` (pair k is dims k and k + d/2) or ``"interleaved"`` (dims 2k and 2k + 1);
+    * ``softmax_scale``: the multiplier on q·k before the softmax;
+    * ``query_temperature``: None, or a function of the position array giving the factor on each query;
+    * ``head_dim``: the width of q and k in that layer (rotated and position-free dims together);
+    * ``rope_type``, ``base``: the frequency rule and base of the layer (None without RoPE);
+    * ``mrope_section``, ``mrope_interleaved``: multimodal RoPE's split of the pairs over (t, h, w), if any.
+    """
+
+    layer_type: str
+    window: int | None
+    rope: bool
+    inv_freq: np.ndarray | None = field(compare=False)
+    rotary_dim: int
+    attention_factor: float
+    layout: str
+    softmax_scale: float
+    query_temperature: object = field(compare=False)
+    head_dim: int = 0
+    rope_type: str | None = None
+    base: float | None = None
+    mrope_section: tuple[int, ...] | None = None
+    mrope_interleaved: bool = False
+
+    @property
+    def pairs(self) -> int:
+        """The number of pairs that turn (rotary_dim / 2)."""
+        return self.rotary_dim // 2
+
+
+# Llama 4's NoPE layers (Llama4TextAttention.forward): q ← q · (1 + attn_scale · ln(1 + ⌊(p + 1) / floor_scale⌋))
+def llama4_query_temperature(positions, *, attn_scale=0.1, floor_scale=8192):
+    """The factor Llama 4 multiplies each query of a NoPE layer by, at positions ``positions``.
+
+    1 + attn_scale · ln(1 + ⌊(p + 1)/floor_scale⌋), from transformers 5's ``Llama4TextAttention.forward``: exactly
+    1 for the first floor_scale − 1 positions, then growing like a logarithm.
+    Written for the per-layer lesson of issue 16 (notebook 14).
+
+    >>> llama4_query_temperature([0, 8190, 8191, 16383]).round(4)
+    array([1.    , 1.    , 1.0693, 1.1099])
+    """
+    p = v.real_array("positions", positions)
+    # 1 + attn_scale · ln(1 + ⌊(p + 1) / floor_scale⌋)
+    return 1.0 + attn_scale * np.log1p(np.floor((p + 1.0) / floor_scale))
+
+
+# Ministral 3 (get_llama_4_attn_scale): q ← q · (1 + β · ln(1 + ⌊p / original_max_position_embeddings⌋))
+def llama_4_scaling_temperature(positions, *, beta, original_max_position):
+    """The factor Ministral 3 multiplies every query by: 1 + β · ln(1 + ⌊p / L⌋), L its original length.
+
+    From transformers 5's ``get_llama_4_attn_scale`` (models/ministral3/modeling_ministral3.py), with
+    β = ``rope_parameters["llama_4_scaling_beta"]``. Unlike Llama 4's, it uses p (not p + 1) and acts on every
+    layer. Written for the per-layer lesson of issue 16 (notebook 14).
+
+    >>> llama_4_scaling_temperature([0, 16383, 16384], beta=0.1, original_max_position=16384).round(4)
+    array([1.    , 1.    , 1.0693])
+    """
+    p = v.real_array("positions", positions)
+    # 1 + β · ln(1 + ⌊p / L⌋)
+    return 1.0 + beta * np.log1p(np.floor(p / original_max_position))
+
+
+def _family(config: dict, notes: list[str]) -> str:
+    """The family whose code reads this config: from model_type, else from a key only that family uses."""
+    model_type = config.get("model_type")
+    if model_type is not None:
+        return FAMILIES.get(model_type, "generic")
+    clues = (
+        ("rope_local_base_freq", "gemma3", "Gemma 3"),
+        ("global_rope_theta", "modernbert", "ModernBERT"), ("local_rope_theta", "modernbert", "ModernBERT"),
+        ("global_attn_every_n_layers", "modernbert", "ModernBERT"),
+        ("qk_rope_head_dim", "deepseek_v3", "DeepSeek-V3"),
+        ("full_attention_interval", "qwen3_next", "Qwen3-Next"),
+        ("attn_temperature_tuning", "llama4", "Llama 4"), ("floor_scale", "llama4", "Llama 4"),
+    )
+    for key, family, name in clues:
+        if key in config:
+            notes.append(f"no model_type: read as {name} ({family}), the only family whose config has {key}")
+            return family
+    if "sliding_window_pattern" in config and "layer_types" not in config:
+        raise ValueError(
+            "sliding_window_pattern without layer_types or model_type: Gemma 3 keeps RoPE on its full layers while "
+            "Cohere2 and EXAONE 4 drop it there, so give model_type (or layer_types and no_rope_layers)"
+        )
+    return "generic"
+
+
+def _count(config: dict) -> int | None:
+    for key in ("num_hidden_layers", "layer_types", "no_rope_layers"):
+        if config.get(key) is not None:
+            value = config[key]
+            return v.positive_int(key, value if key == "num_hidden_layers" else len(value))
+    return None
+
+
+def _pattern_types(n: int, every: int, key: str, *, offset: int = 1) -> list[str]:
+    """'sliding_attention' unless (i + offset) % every == 0, the rule of Gemma, Cohere2, EXAONE 4 and OLMo 3."""
+    every = v.positive_int(key, every)
+    return ["sliding_attention" if (i + offset) % every else "full_attention" for i in range(n)]
+
+
+def _nested_params(config: dict, family: str, types: list[str], notes: list[str]) -> dict[str, dict]:
+    """One flat dict of RoPE parameters per layer type, as the family's config class builds ``rope_parameters``."""
+    rp = config.get("rope_parameters")
+    scaling = config.get("rope_scaling")
+    for key, value in (("rope_parameters", rp), ("rope_scaling", scaling)):
+        if value is not None and not isinstance(value, dict):
+            raise TypeError(f"{key} must be a dict (or null), got {v._show(value)}")
+    wanted = sorted(set(types) & {"full_attention", "sliding_attention", "chunked_attention"})
+    nested = rp is not None and any(isinstance(x, dict) for x in rp.values())
+    if nested:
+        unknown = [k for k, x in rp.items() if isinstance(x, dict) and k not in types]
+        if unknown:
+            raise ValueError(
+                f"rope_parameters is nested under {unknown[0]!r}, which is not a layer type of this config "
+                f"(layer_types: {sorted(set(types))}); a nested rope_parameters needs layer_types naming its keys"
+            )
+    if family in ("gemma3", "olmo3", "modernbert", "gemma4"):
+        if rp is not None and not nested and rp:
+            raise ValueError(
+                f"rope_parameters must be nested by layer type for model_type {config.get('model_type', family)!r} "
+                "(its config class reads only rope_parameters['full_attention'] and ['sliding_attention'])"
+            )
+        if family == "gemma4" and rp is None:
+            out = {"sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0},
+                   "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                                      "rope_theta": 1_000_000.0}}
+            notes.append("no rope_parameters: Gemma4TextConfig's defaults (sliding: base 10,000; full: "
+                         "proportional, partial_rotary_factor 0.25, base 1,000,000)")
+            return out
+        out = {k: dict(x) for k, x in (rp or {}).items() if isinstance(x, dict)}
+        for t in ("full_attention", "sliding_attention"):
+            out.setdefault(t, {"rope_type": "default"})
+        if scaling:
+            # Gemma 3 and OLMo 3 put an old-style rope_scaling on the full layers only; ModernBERT on both
+            for t in ("full_attention", "sliding_attention") if family == "modernbert" else ("full_attention",):
+                out[t].update(scaling)
+        full_key, local_key = {"gemma3": ("rope_theta", "rope_local_base_freq"),
+                               "modernbert": ("global_rope_theta", "local_rope_theta"),
+                               "olmo3": ("rope_theta", None), "gemma4": ("rope_theta", "rope_theta")}[family]
+        full_default, local_default = {"gemma3": _DEFAULT_THETA["gemma3"], "modernbert": _DEFAULT_THETA["modernbert"],
+                                       "olmo3": (500_000.0, 500_000.0), "gemma4": (None, None)}[family]
+        for t, key, default in (("full_attention", full_key, full_default),
+                                ("sliding_attention", local_key, local_default)):
+            if out[t].get("rope_theta") is not None:
+                continue
+            if key is not None and config.get(key) is not None:
+                out[t]["rope_theta"] = config[key]
+                notes.append(f"{t} base from {key}")
+            elif default is None:
+                raise ValueError(f"rope_parameters[{t!r}] gives no rope_theta, and the config no rope_theta")
+            else:
+                out[t]["rope_theta"] = default
+                why = ("OLMo 3's config class hands rope_theta to the full layers only; the sliding ones get "
+                       "its default_theta" if family == "olmo3" and config.get("rope_theta") is not None
+                       else "the config class's default_theta")
+                notes.append(f"{t}: base {default:,.0f} assumed ({why})")
+    elif nested:
+        out = {k: dict(x) for k, x in rp.items() if isinstance(x, dict)}
+        top = config.get("rope_theta")
+        for t, x in out.items():
+            if x.get("rope_theta") is None:
+                x["rope_theta"] = top if top is not None else DEFAULT_BASE
+                notes.append(f"{t}: base {x['rope_theta']:,.0f} from "
+                             + ("the top-level rope_theta" if top is not None else "nowhere: 10,000 assumed"))
+        if scaling:
+            raise ValueError("the config has both a nested rope_parameters and rope_scaling; read one, not both")
+    else:
+        flat = dict(scaling or rp or {})
+        if not flat and family == "gpt_oss":
+            flat = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False,
+                    "original_max_position_embeddings": 4096}
+            notes.append("no rope_parameters: GptOssConfig's default (YaRN ×32 from 4,096, truncate False)")
+        if not flat and family == "ministral3":
+            flat = {"type": "yarn", "rope_theta": 1_000_000.0, "factor": 16.0, "original_max_position_embeddings": 16384,
+                    "beta_fast": 32.0, "beta_slow": 1.0, "mscale_all_dim": 1.0, "mscale": 1.0,
+                    "llama_4_scaling_beta": 0.1}
+            notes.append("no rope_parameters: Ministral3Config's default (YaRN ×16 from 16,384, β 0.1)")
+        if flat.get("rope_theta") is None:
+            if config.get("rope_theta") is not None:
+                flat["rope_theta"] = config["rope_theta"]
+            elif config.get("rotary_emb_base") is not None:
+                flat["rope_theta"] = config["rotary_emb_base"]
+            elif family in _DEFAULT_THETA:
+                flat["rope_theta"] = _DEFAULT_THETA[family]
+                notes.append(f"no rope_theta: base {flat['rope_theta']:,.0f} assumed (the config class's default_theta)")
+            else:
+                flat["rope_theta"] = DEFAULT_BASE
+                notes.append("no rope_theta: base 10,000 assumed (the value Hugging Face uses when a config names none)")
+        out = {t: dict(flat) for t in wanted}
+    missing = [t for t in wanted if t not in out]
+    if missing:
+        raise ValueError(f"layer type {missing[0]!r} of layer_types has no entry in rope_parameters")
+    return out
+
+
+def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[list[str], list[bool]]:
+    """``layer_types`` and whether each layer has RoPE, with each family's defaults."""
+    types = config.get("layer_types")
+    nope = config.get("no_rope_layers")
+    if nope is not None:
+        if not isinstance(nope, list | tuple) or len(nope) != n or any(x not in (0, 1, True, False) for x in nope):
+            raise ValueError(
+                f"no_rope_layers must list a 0 or 1 for each of the {n} layers (1 = RoPE, 0 = none), got {v._show(nope)}"
+            )
+        if family in ("llama4",) and not nope:
+            nope = None
+    interval = config.get("no_rope_layer_interval", 4)
+    if nope is None and family in ("llama4", "smollm3"):
+        nope = [int((i + 1) % v.positive_int("no_rope_layer_interval", interval) != 0) for i in range(n)]
+        notes.append(f"no no_rope_layers: every {interval}th layer has no RoPE (the config class's default)")
+    if types is None:
+        if family in ("gemma3", "gemma4", "cohere2"):
+            default = {"gemma3": 6, "gemma4": 6, "cohere2": 4}[family]
+            types = _pattern_types(n, config.get("sliding_window_pattern", default), "sliding_window_pattern")
+            if "sliding_window_pattern" not in config:
+                notes.append(f"no layer_types: every {default}th layer full, the others sliding (the class default)")
+        elif family == "exaone4":
+            if config.get("sliding_window", 4096) is None:
+                types = ["full_attention"] * n
+            else:
+                pattern = config.get("sliding_window_pattern", 4)
+                if isinstance(pattern, str):
+                    raise ValueError(f"sliding_window_pattern {pattern!r}: EXAONE 4's code takes an int here")
+                types = _pattern_types(n, pattern, "sliding_window_pattern")
+        elif family == "olmo3":
+            types = _pattern_types(n, 4, "layer_types")
+            notes.append("no layer_types: every 4th layer full, the others sliding (Olmo3Config's default)")
+        elif family == "gpt_oss":
+            types = _pattern_types(n, 2, "layer_types")
+            notes.append("no layer_types: sliding and full alternate, sliding first (GptOssConfig's default)")
+        elif family == "modernbert":
+            every = v.positive_int("global_attn_every_n_layers", config.get("global_attn_every_n_layers", 3))
+            types = ["sliding_attention" if i % every else "full_attention" for i in range(n)]
+        elif family == "qwen3_next":
+            every = v.positive_int("full_attention_interval", config.get("full_attention_interval", 4))
+            types = ["linear_attention" if (i + 1) % every else "full_attention" for i in range(n)]
+        elif family == "llama4":
+            chunk = config.get("attention_chunk_size", 8192)
+            types = ["chunked_attention" if r and chunk is not None else "full_attention" for r in nope]
+        elif family == "smollm3":
+            sliding = config.get("use_sliding_window", False) and config.get("sliding_window") is not None
+            types = ["sliding_attention" if sliding and not r else "full_attention" for r in nope]
+        elif family == "qwen_window":
+            sliding = config.get("use_sliding_window", False) and config.get("sliding_window") is not None
+            first = config.get("max_window_layers", 28)
+            types = ["sliding_attention" if sliding and i >= first else "full_attention" for i in range(n)]
+        else:
+            types = ["full_attention"] * n
+            if config.get("sliding_window") is not None and family not in ("mistral",):
+                notes.append(
+                    "sliding_window given without layer_types: every layer read as full attention, as Llama-style "
+                    "code does (Mistral's code applies the window to every layer: give model_type to be exact)"
+                )
+    if not isinstance(types, list | tuple) or len(types) != n:
+        raise ValueError(f"layer_types must name one type for each of the {n} layers, got {v._show(types)}")
+    bad = [t for t in types if t not in LAYER_TYPES]
+    if bad:
+        raise ValueError(f"layer_types holds {bad[0]!r}; the reader knows {', '.join(LAYER_TYPES)}")
+    if family == "gemma4" and types[-1] != "full_attention":
+        types = [*types[:-1], "full_attention"]
+        notes.append("Gemma4TextConfig forces the last layer to full_attention")
+    if nope is not None:
+        rope = [bool(x) for x in nope]
+    elif family == "cohere2":
+        rope = [t == "sliding_attention" for t in types]
+    elif family == "exaone4":
+        hybrid = config.get("sliding_window", 4096) is not None
+        rope = [not hybrid or t == "sliding_attention" for t in types]
+    else:
+        rope = [t != "linear_attention" for t in types]
+    return list(types), rope
+
+
+def _window(config: dict, family: str, layer_type: str) -> int | None:
+    if layer_type == "chunked_attention":
+        return v.positive_int("attention_chunk_size", config.get("attention_chunk_size", 8192))
+    if family == "mistral":
+        return None if config.get("sliding_window") is None else v.positive_int("sliding_window", config["sliding_window"])
+    if layer_type != "sliding_attention":
+        return None
+    if family == "modernbert":
+        # the whole window (Hugging Face's sliding_window is half of it: the model attends ± local_attention / 2)
+        return v.positive_int("local_attention", config.get("local_attention", 128))
+    defaults = {"gemma3": 4096, "gemma4": 512, "cohere2": 4096, "exaone4": 4096, "olmo3": 4096, "gpt_oss": 128}
+    window = config.get("sliding_window", defaults.get(family))
+    if window is None:
+        raise ValueError(f"a {layer_type} layer needs sliding_window, and the config has none")
+    return v.positive_int("sliding_window", window)
+
+
+def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[str], str]:
+    if not isinstance(config, dict):
+        raise TypeError(f"config must be a dict shaped like a config.json, got {v._show(config)}")
+    notes: list[str] = []
+    if isinstance(config.get("text_config"), dict):
+        inner = dict(config["text_config"])
+        if "model_type" not in inner and "model_type" in config:
+            inner["model_type"] = config["model_type"]
+        notes.append("read from text_config (the language model's part of a multimodal config)")
+        config = inner
+    family = _family(config, notes)
+    n = _count(config)
+    if n is None:
+        if need_count:
+            raise ValueError("num_hidden_layers is missing: layer_positions returns one record per layer")
+        n = 1
+    types, rope = _layer_table(config, family, n, notes)
+    params = _nested_params(config, family, types, notes)
+    max_pos = config.get("max_position_embeddings", config.get("n_positions"))
+
+    # head width per layer type, and the q·k width the softmax scale divides by
+    if family == "deepseek_v3":
+        rope_dim = v.positive_int("qk_rope_head_dim", config.get("qk_rope_head_dim", 64))
+        nope_dim = v.positive_int("qk_nope_head_dim", config.get("qk_nope_head_dim", 128))
+        head = {t: rope_dim for t in params}
+        qk_width = rope_dim + nope_dim
+    else:
+        if family == "cohere2":
+            common = v.positive_int("hidden_size", config["hidden_size"]) // v.positive_int(
+                "num_attention_heads", config["num_attention_heads"])
+        elif config.get("head_dim"):
+            common = v.positive_int("head_dim", config["head_dim"])
+        elif family in ("gemma3", "gemma4") or family == "qwen3_next":
+            common = 256
+            notes.append("no head_dim: 256 assumed (the config class's default)")
+        else:
+            common = rope_settings({**config, "rope_scaling": None, "rope_parameters": None}).head_dim
+        head = {t: common for t in params}
+        if family == "gemma4":
+            head["full_attention"] = v.positive_int("global_head_dim", config.get("global_head_dim", 512))
+        qk_width = None
+
+    # layout
+    if family in ("llama4", "cohere2"):
+        layout = "interleaved"
+    elif family == "deepseek_v3":
+        layout = "interleaved" if config.get("rope_interleave", True) else "half-split"
+    else:
+        layout = "half-split"
+
+    kinds: dict[str, tuple] = {}
+    for t, p in params.items():
+        p = dict(p)
+        raw_type = p.get("rope_type", p.get("type", "default"))
+        if family == "qwen3_next" and "partial_rotary_factor" not in p and config.get("partial_rotary_factor") is None:
+            p["partial_rotary_factor"] = 0.25
+            notes.append("no partial_rotary_factor: 0.25 (Qwen3NextConfig's default)")
+        elif config.get("partial_rotary_factor") is not None:
+            p.setdefault("partial_rotary_factor", config["partial_rotary_factor"])
+        if raw_type == "yarn" and len(params) > 1 and "truncate" in p and p["truncate"] is not True:
+            # _compute_yarn_parameters reads config.rope_parameters.get("truncate", True): the top level
+            p["truncate"] = True
+            notes.append(f"{t}: truncate read as True, as Hugging Face does for a nested rope_parameters")
+        single = {"head_dim": head[t], "rope_parameters": p, "max_position_embeddings": max_pos}
+        if len(params) == 1 and config.get("original_max_position_embeddings") is not None:
+            single["original_max_position_embeddings"] = config["original_max_position_embeddings"]
+        settings = rope_settings(single)
+        inv, att = _single_frequencies(single)
+        kinds[t] = (settings, np.asarray(inv, dtype=np.float64), float(att), p)
+
+    records = []
+    for i, (t, r) in enumerate(zip(types, rope, strict=True)):
+        if t == "linear_attention":
+            settings, inv, att, p = None, None, 1.0, {}
+        else:
+            settings, inv, att, p = kinds[t]
+        width = qk_width or head.get(t, next(iter(head.values())))
+        if family in ("gemma3",) or (family == "generic" and config.get("query_pre_attn_scalar") is not None):
+            scalar = _number("query_pre_attn_scalar", config.get("query_pre_attn_scalar", 256))
+            scale = scalar ** -0.5
+        elif family == "gemma4":
+            scale = 1.0
+        else:
+            scale = width ** -0.5
+        if family == "deepseek_v3" and p.get("rope_type", p.get("type", "default")) != "default":
+            all_dim = p.get("mscale_all_dim", 0)
+            if all_dim:
+                # yarn_apply_mscale: scaling × mscale², mscale = 0.1 · mscale_all_dim · ln(factor) + 1
+                factor = _number("factor", p["factor"])
+                m = 1.0 if factor <= 1 else 0.1 * all_dim * math.log(factor) + 1.0
+                scale *= m * m
+        temperature = None
+        if family == "llama4" and not r and config.get("attn_temperature_tuning", True):
+            temperature = partial(llama4_query_temperature, attn_scale=float(config.get("attn_scale", 0.1)),
+                                  floor_scale=float(config.get("floor_scale", 8192)))
+        if p.get("llama_4_scaling_beta") is not None:
+            temperature = partial(llama_4_scaling_temperature, beta=float(p["llama_4_scaling_beta"]),
+                                  original_max_position=float(p.get("original_max_position_embeddings")))
+        section, interleaved = None, False
+        if family in ("qwen2_vl", "qwen3_vl") or p.get("mrope_section") is not None:
+            default_section = [24, 20, 20] if family == "qwen3_vl" else [16, 24, 24]
+            section = tuple(int(x) for x in p.get("mrope_section", default_section))
+            interleaved = family == "qwen3_vl" or bool(p.get("mrope_interleaved", False))
+            if r and sum(section) != len(inv):
+                raise ValueError(f"mrope_section {list(section)} must add up to the {len(inv)} pairs")
+        records.append(LayerPositions(
+            layer_type=t, window=_window(config, family, t), rope=bool(r and settings is not None),
+            inv_freq=None if not r or inv is None else inv.copy(),
+            rotary_dim=0 if not r or settings is None else settings.rotary_dim,
+            attention_factor=att if r else 1.0, layout=layout, softmax_scale=float(scale),
+            query_temperature=temperature, head_dim=width,
+            rope_type=settings.rope_type if r and settings else None,
+            base=settings.base if r and settings else None,
+            mrope_section=section, mrope_interleaved=interleaved,
+        ))
+        if i == 0 and section is not None and not any(x.startswith("M-RoPE") for x in notes):
+            notes.append("M-RoPE " + ("interleaved (Qwen3-VL): pair k follows axis k mod 3 within the sections"
+                                      if interleaved else "contiguous (Qwen2-VL): pairs split into t, h, w blocks"))
+    for t, (settings, *_rest) in kinds.items():
+        for note in settings.notes:
+            if "assumed" in note:
+                notes.append(f"{t}: {note}")
+    return records, notes, family
+
+
+def per_layer(config) -> bool:
+    """True when a config needs :func:`layer_positions`: its layers (or its attention) differ from Llama's.
+
+    That is: a key only per-layer designs use, a ``model_type`` whose code differs, or a nested
+    ``rope_parameters``. Written for the per-layer lesson of issue 16 (notebook 14).
+
+    >>> per_layer({"head_dim": 64, "rope_theta": 1e4}), per_layer({"head_dim": 64, "no_rope_layers": [1, 1, 1, 0]})
+    (False, True)
+    """
+    if not isinstance(config, dict):
+        return False
+    if any(k in config for k in _PER_LAYER_KEYS):
+        return True
+    if config.get("model_type") in FAMILIES and FAMILIES[config["model_type"]] not in ("qwen_window", "mistral"):
+        return True
+    rp = config.get("rope_parameters")
+    return isinstance(rp, dict) and any(isinstance(x, dict) for x in rp.values())
+
+
+def layer_positions(config) -> list[LayerPositions]:
+    """One :class:`LayerPositions` per decoder layer, as transformers 5's code for the model computes them.
+
+    Reads ``layer_types`` (default: every layer ``"full_attention"``, or the family's own rule when the
+    config's ``model_type`` names one, see :data:`FAMILIES`), ``rope_parameters`` flat or nested by layer type
+    (and the older ``rope_scaling`` + ``rope_theta``), ``sliding_window``, ``sliding_window_pattern``,
+    ``rope_local_base_freq`` (Gemma 3), ``global_rope_theta`` / ``local_rope_theta`` /
+    ``global_attn_every_n_layers`` (ModernBERT), ``no_rope_layers`` (Llama 4, SmolLM3: **1 means RoPE, 0 means
+    none**), ``attention_chunk_size``, ``full_attention_interval`` (Qwen3-Next), ``partial_rotary_factor``, the
+    ``"proportional"`` rope type (Gemma 4), ``qk_rope_head_dim`` / ``qk_nope_head_dim`` / ``rope_interleave``
+    (DeepSeek-V3), ``attn_temperature_tuning`` / ``floor_scale`` / ``attn_scale`` (Llama 4),
+    ``llama_4_scaling_beta`` (Ministral 3) and ``query_pre_attn_scalar`` (Gemma). A multimodal config is read
+    from its ``text_config``. What the reader does not understand raises a ValueError naming the key; each
+    default it falls back to is listed by :func:`describe_config`.
+    Written for the per-layer lesson of issue 16 (notebook 14).
+
+    >>> cfg = {"model_type": "gemma3_text", "num_hidden_layers": 6, "head_dim": 4, "sliding_window": 1024,
+    ...        "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+    ...                            "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6}}}
+    >>> layers = layer_positions(cfg)
+    >>> [(x.layer_type, x.window) for x in layers[4:]]
+    [('sliding_attention', 1024), ('full_attention', None)]
+    >>> layers[0].inv_freq, layers[5].inv_freq       # 10000^(−2k/4); 1e6^(−2k/4) / 8
+    (array([1.  , 0.01]), array([0.125   , 0.000125]))
+    >>> layers[0].softmax_scale                      # query_pre_attn_scalar 256 (the default): 256^−½
+    0.0625
+    """
+    return _resolve(config, need_count=True)[0]
 
 
 def _load() -> dict:

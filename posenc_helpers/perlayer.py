@@ -1,13 +1,10 @@
 """Position per layer: the small formulas behind today's mixed designs.
 
-* Llama 4's query temperature on its layers without positions (NoPE):
-  τ(p) = 1 + attn_scale·ln(1 + ⌊(p + 1)/floor_scale⌋), and what it does to
-  the weight a softmax can keep on one key as the context grows;
-* how many RoPE pairs finish a turn within a window or a context;
-* the two conventions for rotating part of a head: GPT-NeoX's
-  ω_k = base^(−2k/r) over the r rotated dims, and the "proportional" one
-  (Gemma 4, the p-RoPE of Barbero et al. 2024), ω_k = base^(−2k/head_dim)
-  for the first pairs and 0 for the rest;
+* the weight a softmax can keep on one key as the context grows, with and
+  without a query temperature (Llama 4's is
+  :func:`posenc_helpers.configs.llama4_query_temperature`);
+* how many RoPE pairs finish a turn within a window or a context (a pair
+  with ω = 0, as in "proportional" RoPE, never does);
 * why RoPE stops a key projection from being folded into the query side
   (multi-head latent attention): the rotation matrix R_p, the bilinear form
   of a score, and the best single matrix that could replace it.
@@ -23,11 +20,8 @@ from . import _validate as v
 from .core import rope
 
 __all__ = [
-    "query_temperature",
     "key_weight",
     "pairs_finishing",
-    "neox_partial_frequencies",
-    "proportional_frequencies",
     "rope_matrix",
     "score_matrix",
     "fold_residual",
@@ -39,36 +33,6 @@ def _positive_real(name: str, value) -> float:
     if out <= 0:
         raise ValueError(f"{name} must be a positive number, got {v._show(value)}")
     return out
-
-
-def _fraction(value) -> float:
-    out = v.real_scalar("fraction", value)
-    if not 0.0 < out <= 1.0:
-        raise ValueError(f"fraction must be in (0, 1], got {v._show(value)}")
-    return out
-
-
-def query_temperature(pos, attn_scale=0.1, floor_scale=8192) -> np.ndarray:
-    """Llama 4's factor on the queries of a layer without RoPE, at position ``pos`` (0-based).
-
-    τ(p) = 1 + attn_scale·ln(1 + ⌊(p + 1)/floor_scale⌋), as in transformers'
-    ``Llama4TextAttention`` (``torch.log1p(torch.floor((positions + 1) /
-    floor_scale)) * attn_scale + 1``); the config defaults are attn_scale 0.1
-    and floor_scale 8192. It is exactly 1 for the first floor_scale − 1
-    positions and grows like attn_scale·ln(p/floor_scale) after them.
-    ``pos`` must be ≥ 0. Taught in notebooks/14-position-per-layer.ipynb.
-
-    >>> query_temperature([0, 8190, 8191, 81919]).round(4)
-    array([1.    , 1.    , 1.0693, 1.2398])
-    >>> # p = 8191: 1 + 0.1·ln(1 + ⌊8192/8192⌋) = 1 + 0.1·ln 2 = 1.0693; p = 81919: 1 + 0.1·ln 11 = 1.2398
-    """
-    pos = v.real_array("pos", pos)
-    if (pos < 0).any():
-        raise ValueError(f"pos must be ≥ 0, got {v._show(pos)} (contains {pos[pos < 0].flat[0]})")
-    attn_scale = v.real_scalar("attn_scale", attn_scale)
-    floor_scale = _positive_real("floor_scale", floor_scale)
-    # τ(p) = 1 + attn_scale · ln(1 + ⌊(p + 1)/floor_scale⌋)
-    return 1.0 + attn_scale * np.log1p(np.floor((pos + 1.0) / floor_scale))
 
 
 def key_weight(gap, n_keys, temperature=1.0) -> np.ndarray:
@@ -108,57 +72,6 @@ def pairs_finishing(inv_freq, length) -> int:
     turning = inv_freq[inv_freq > 0]
     # λ_k = 2π / ω_k ≤ L
     return int(np.count_nonzero(2.0 * np.pi / turning <= length))
-
-
-def _head(head_dim) -> int:
-    head_dim = v.positive_int("head_dim", head_dim)
-    if head_dim % 2:
-        raise ValueError(f"head_dim must be even (pairs), got {head_dim}")
-    return head_dim
-
-
-def neox_partial_frequencies(head_dim, fraction, base=10000.0) -> np.ndarray:
-    """GPT-NeoX's partial rotary: r = int(head_dim·fraction) dims turn, ω_k = base^(−2k/r), k < r/2.
-
-    Hugging Face's default rope init with ``partial_rotary_factor``: the
-    frequencies are spread over the rotated width r, so the slowest pair
-    still reaches base^(−(r − 2)/r), almost 1/base. Returns r/2 frequencies
-    (the other head_dim − r dims are not rotated at all).
-    Taught in notebooks/11-rope-as-shipped.ipynb and 14-position-per-layer.ipynb.
-
-    >>> neox_partial_frequencies(8, 0.5, base=100.0)          # r = 4: 100^0, 100^(−2/4)
-    array([1. , 0.1])
-    """
-    head_dim, fraction, base = _head(head_dim), _fraction(fraction), v.base_value(base)
-    rotary = int(head_dim * fraction)
-    if rotary < 2 or rotary % 2:
-        raise ValueError(
-            f"int(head_dim·fraction) must be an even number ≥ 2 of rotated dims, got int({head_dim}·{fraction}) = {rotary}"
-        )
-    # ω_k = base^(−2k/r)
-    return base ** (-np.arange(0, rotary, 2, dtype=np.float64) / rotary)
-
-
-def proportional_frequencies(head_dim, fraction, base=10000.0) -> np.ndarray:
-    """The "proportional" rope type (Gemma 4; p-RoPE): ω_k = base^(−2k/head_dim) for the first pairs, 0 after.
-
-    As transformers' ``_compute_proportional_rope_parameters``: the first
-    int(fraction·head_dim // 2) pairs keep the frequencies of a full head,
-    the remaining pairs get ω = 0 (they never turn), and the result has
-    head_dim/2 entries (transformers then divides by the config's ``factor``,
-    1 when it has none). So the pairs kept are the fast ones, and the slowest
-    frequencies of the full head are the ones dropped.
-    Taught in notebooks/14-position-per-layer.ipynb.
-
-    >>> proportional_frequencies(8, 0.5, base=100.0).round(4)   # 100^0, 100^(−2/8), then two zeros
-    array([1.    , 0.3162, 0.    , 0.    ])
-    """
-    head_dim, fraction, base = _head(head_dim), _fraction(fraction), v.base_value(base)
-    kept = int(fraction * head_dim // 2)
-    omega = np.zeros(head_dim // 2)
-    # ω_k = base^(−2k/head_dim) for k < kept, else 0
-    omega[:kept] = base ** (-np.arange(0, 2 * kept, 2, dtype=np.float64) / head_dim)
-    return omega
 
 
 def rope_matrix(dim, pos, base=10000.0) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Per-layer designs (notebook 14): temperature, partial frequencies, folding, interleaved M-RoPE, sinks.
+"""Per-layer designs (notebook 14): the weight on one key, pairs that turn, folding, interleaved M-RoPE, sinks.
 
 Each helper is held against a literal per-element implementation written here
 from the formula or transcribed from transformers 5.24.0's code (the file is
@@ -18,37 +18,9 @@ from literal import literal_rope
 from posenc_helpers.attention import attention_weights, attention_weights_with_sink, softmax_with_sink
 from posenc_helpers.conventions import rope_half_split
 from posenc_helpers.multiaxis import mrope, mrope_axes, mrope_interleaved, mrope_interleaved_angles
-from posenc_helpers.perlayer import (
-    fold_residual,
-    key_weight,
-    neox_partial_frequencies,
-    pairs_finishing,
-    proportional_frequencies,
-    query_temperature,
-    rope_matrix,
-    score_matrix,
-)
+from posenc_helpers.perlayer import fold_residual, key_weight, pairs_finishing, rope_matrix, score_matrix
 
 # ---- literal implementations ------------------------------------------------------------------------------------
-
-
-def literal_temperature(p: int, attn_scale: float, floor_scale: float) -> float:
-    # transformers 5.24.0, models/llama4/modeling_llama4.py, Llama4TextAttention.forward:
-    # attn_scales = torch.log1p(torch.floor((positions.float() + 1.0) / self.floor_scale)) * self.attn_scale + 1.0
-    return math.log1p(math.floor((p + 1.0) / floor_scale)) * attn_scale + 1.0
-
-
-def literal_proportional(head_dim: int, fraction: float, base: float) -> list[float]:
-    # transformers 5.24.0, modeling_rope_utils.py, _compute_proportional_rope_parameters
-    rope_angles = int(fraction * head_dim // 2)
-    rotated = [1.0 / base ** (i / head_dim) for i in range(0, 2 * rope_angles, 2)]
-    return rotated + [0.0] * (head_dim // 2 - rope_angles)
-
-
-def literal_default_partial(head_dim: int, fraction: float, base: float) -> list[float]:
-    # the default rope init: dim = int(head_dim * partial_rotary_factor); 1 / base ** (arange(0, dim, 2) / dim)
-    dim = int(head_dim * fraction)
-    return [1.0 / base ** (i / dim) for i in range(0, dim, 2)]
 
 
 def literal_qwen3_vl_axes(mrope_section: list[int], pairs: int) -> list[int]:
@@ -70,36 +42,6 @@ def literal_sink_softmax(row: list[float], sink: float) -> list[float]:
     e = [math.exp(s - top) for s in combined]
     total = sum(e)
     return [value / total for value in e[:-1]]
-
-
-# ---- query temperature ------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("attn_scale, floor_scale", [(0.1, 8192), (0.2, 100), (0.05, 3), (0.0, 8192)])
-def test_temperature_matches_llama4_code(attn_scale, floor_scale):
-    pos = [0, 1, 2, 5, 99, 100, 8190, 8191, 8192, 16383, 81919, 10_000_000]
-    got = query_temperature(pos, attn_scale, floor_scale)
-    np.testing.assert_allclose(
-        got, [literal_temperature(p, attn_scale, floor_scale) for p in pos], rtol=1e-15
-    )
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    a=st.integers(0, 10**8), b=st.integers(0, 10**8), scale=st.floats(0.0, 1.0), floor=st.integers(1, 10**5)
-)
-def test_temperature_is_one_before_floor_scale_and_never_decreases(a, b, scale, floor):
-    lo, hi = sorted((a, b))
-    t_lo, t_hi = query_temperature([lo, hi], scale, floor)
-    assert t_lo <= t_hi and t_lo >= 1.0
-    assert query_temperature(floor - 2, scale, floor) == 1.0 if floor >= 2 else True
-
-
-def test_temperature_refuses_bad_input():
-    with pytest.raises(ValueError, match="pos must be ≥ 0"):
-        query_temperature(-1)
-    with pytest.raises(ValueError, match="floor_scale must be a positive number, got 0"):
-        query_temperature(5, floor_scale=0)
 
 
 # ---- weight on one key ------------------------------------------------------------------------------------------
@@ -140,57 +82,6 @@ def test_pairs_finishing_grows_with_length(a, b, base):
     omega = base ** (-np.arange(0, 128, 2) / 128)
     lo, hi = sorted((a, b))
     assert pairs_finishing(omega, lo) <= pairs_finishing(omega, hi) <= 64
-
-
-# ---- partial frequencies: two conventions -----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "head_dim, fraction, base",
-    [(512, 0.25, 1e6), (256, 0.25, 1e6), (8, 0.5, 100.0), (128, 1.0, 1e4), (96, 0.25, 1e4)],
-)
-def test_proportional_matches_transformers(head_dim, fraction, base):
-    np.testing.assert_allclose(
-        proportional_frequencies(head_dim, fraction, base),
-        literal_proportional(head_dim, fraction, base),
-        rtol=1e-14,
-    )
-
-
-@pytest.mark.parametrize(
-    "head_dim, fraction, base", [(96, 0.25, 1e4), (2560 // 32, 0.4, 1e4), (512, 0.25, 1e6), (64, 1.0, 5e5)]
-)
-def test_neox_partial_matches_the_default_init(head_dim, fraction, base):
-    np.testing.assert_allclose(
-        neox_partial_frequencies(head_dim, fraction, base),
-        literal_default_partial(head_dim, fraction, base),
-        rtol=1e-14,
-    )
-
-
-@settings(max_examples=40, deadline=None)
-@given(eighths=st.integers(1, 64), quarter=st.sampled_from([0.25, 0.5, 0.75]), base=st.floats(10.0, 1e7))
-def test_the_conventions_agree_on_the_fastest_pair_and_split_after(eighths, quarter, base):
-    head_dim = 8 * eighths  # head_dim·fraction is then a whole, even number of dims
-    prop, neox = (
-        proportional_frequencies(head_dim, quarter, base),
-        neox_partial_frequencies(head_dim, quarter, base),
-    )
-    kept = int(quarter * head_dim // 2)
-    assert kept == neox.size and prop.size == head_dim // 2
-    assert prop[0] == neox[0] == 1.0
-    assert np.all(prop[kept:] == 0) and np.all(prop[:kept] > 0)
-    if kept > 1:
-        # over the full head the kept pairs are the fast ones: each is above GPT-NeoX's frequency
-        assert np.all(prop[1:kept] > neox[1:kept])
-
-
-def test_partial_frequencies_refuse_bad_fractions():
-    for bad in (0.0, 1.5, -0.25):
-        with pytest.raises(ValueError, match=r"fraction must be in \(0, 1\]"):
-            proportional_frequencies(128, bad)
-    with pytest.raises(ValueError, match="even number"):
-        neox_partial_frequencies(10, 0.5)  # int(10·0.5) = 5 rotated dims: no whole pairs
 
 
 # ---- RoPE as a matrix, and folding ------------------------------------------------------------------------------

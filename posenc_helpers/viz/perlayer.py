@@ -13,8 +13,10 @@ import html
 
 import numpy as np
 
+from ..configs import llama4_query_temperature
+from ..core import frequencies
 from ..multiaxis import mrope_axes
-from ..perlayer import key_weight, neox_partial_frequencies, proportional_frequencies, query_temperature
+from ..perlayer import key_weight
 from . import OKABE_ITO, new_figure
 
 __all__ = [
@@ -50,7 +52,7 @@ def plot_temperature(axes) -> dict:
     """
     left, right = axes
     p = _POSITIONS
-    left.plot(p, query_temperature(p), ":", color="0.35", linewidth=1.8, label="Llama 4 (0.1, 8,192)")
+    left.plot(p, llama4_query_temperature(p), ":", color="0.35", linewidth=1.8, label="Llama 4 (0.1, 8,192)")
     (tau,) = left.plot(p, np.ones_like(p), "-", color=OKABE_ITO[0], linewidth=2.4, animated=True, label="chosen")
     left.set_xscale("log")
     left.set_ylim(0.9, 4.6)
@@ -78,13 +80,13 @@ def update_temperature(handles, gap=10.0, attn_scale=0.1, floor_scale=8192.0) ->
     Taught in notebooks/14-position-per-layer.ipynb.
     """
     p = handles["p"]
-    tau = query_temperature(p, attn_scale, floor_scale)
+    tau = llama4_query_temperature(p, attn_scale=attn_scale, floor_scale=floor_scale)
     handles["tau"].set_ydata(tau)
     handles["plain"].set_ydata(key_weight(gap, p + 1.0))
     handles["tuned"].set_ydata(key_weight(gap, p + 1.0, tau))
     rows = ["<tr><th>keys n</th><th>τ</th><th>weight, τ = 1</th><th>weight, τ(p)</th></tr>"]
     for n in CONTEXTS:
-        t = float(query_temperature(n - 1, attn_scale, floor_scale))
+        t = float(llama4_query_temperature(n - 1, attn_scale=attn_scale, floor_scale=floor_scale))
         cells = (f"{n:,}", f"{t:.3f}", f"{float(key_weight(gap, n)):.4f}", f"{float(key_weight(gap, n, t)):.4f}")
         rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
     return f"<table>{''.join(rows)}</table>"
@@ -116,24 +118,25 @@ def temperature_demo(gap: float = 10.0, attn_scale: float = 0.1, floor_scale: fl
                       title="Llama 4's query temperature on its NoPE layers")
 
 
-def plot_partial_frequencies(ax, head_dim=512, fraction=0.25, base=1e6) -> dict:
+def plot_partial_frequencies(ax, proportional, head_dim, base) -> dict:
     """ω_k (log y) of the two partial-rotation conventions for one head, against the pair index k.
 
-    GPT-NeoX (``neox_partial_frequencies``): r = head_dim·fraction dims,
-    ω_k = base^(−2k/r). Proportional (``proportional_frequencies``, Gemma 4):
-    ω_k = base^(−2k/head_dim) for the first pairs, 0 for the rest (drawn as
-    crosses on the bottom edge). The faint line is RoPE over the whole head.
-    Returns the three lines. Taught in notebooks/14-position-per-layer.ipynb.
+    ``proportional`` is a layer's ``inv_freq`` under the "proportional" rope
+    type (head_dim/2 entries: base^(−2k/head_dim) for the first pairs, then
+    zeros, drawn as crosses on the bottom edge). Beside it, GPT-NeoX's
+    convention for the same number of rotated dims r: ω_k = base^(−2k/r)
+    (:func:`posenc_helpers.core.frequencies` over r dims). The faint line is
+    RoPE over the whole head. Taught in notebooks/14-position-per-layer.ipynb.
     """
-    prop = proportional_frequencies(head_dim, fraction, base)
-    neox = neox_partial_frequencies(head_dim, fraction, base)
+    proportional = np.asarray(proportional, dtype=np.float64)
+    kept = proportional > 0
+    neox = frequencies(2 * int(kept.sum()), base)
     k = np.arange(head_dim // 2)
-    full = base ** (-2.0 * k / head_dim)
+    full = frequencies(head_dim, base)
     (whole,) = ax.plot(k, full, "-", color="0.7", linewidth=1.4, label=f"all {head_dim // 2} pairs rotated")
     (neox_line,) = ax.plot(np.arange(neox.size), neox, "s", color=OKABE_ITO[1], markersize=4,
                            label=f"GPT-NeoX: base^(−2k/{neox.size * 2}), {neox.size} pairs")
-    kept = prop > 0
-    (prop_line,) = ax.plot(k[kept], prop[kept], "o", color=OKABE_ITO[0], markersize=4,
+    (prop_line,) = ax.plot(k[kept], proportional[kept], "o", color=OKABE_ITO[0], markersize=4,
                            label=f"proportional: base^(−2k/{head_dim}), {int(kept.sum())} pairs")
     floor = full.min() / 10
     (zeros,) = ax.plot(k[~kept], np.full(int((~kept).sum()), floor), "x", color=OKABE_ITO[0], markersize=4,
@@ -142,15 +145,20 @@ def plot_partial_frequencies(ax, head_dim=512, fraction=0.25, base=1e6) -> dict:
     ax.set_ylim(floor / 2, 2.0)
     ax.set_xlabel("pair index k (fast → slow)")
     ax.set_ylabel("frequency ω_k (rad per token)")
-    ax.set_title(f"Rotating {fraction:g} of a {head_dim}-dim head, base {base:,.0f}: two conventions")
+    ax.set_title(f"Rotating {int(kept.sum())} of the {head_dim // 2} pairs of a {head_dim}-dim head, "
+                 f"base {base:,.0f}")
     ax.legend(loc="upper right", fontsize=12)
     return {"full": whole, "neox": neox_line, "proportional": prop_line, "zeros": zeros}
 
 
 def make_partial_frequencies():
-    """The figure ``figures/14-partial-frequencies.png``: Gemma 4's full-attention head (512 dims, 0.25, 10^6)."""
+    """The figure ``figures/14-partial-frequencies.png``: a proportional head (512 dims, 0.25, base 10^6)."""
+    from ..configs import frequencies_from_config
+
+    config = {"head_dim": 512, "rope_parameters": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                                                   "rope_theta": 1e6}}
     fig, ax = new_figure(figsize=(10.0, 5.0))
-    plot_partial_frequencies(ax)
+    plot_partial_frequencies(ax, frequencies_from_config(config)[0], 512, 1e6)
     return fig
 
 

@@ -435,8 +435,8 @@ def _scaling_sentence(s: RopeSettings, summary: dict) -> str:
         return f"scaling: linear (Position Interpolation), every frequency divided by {s.factor:g}"
     if s.rope_type == "dynamic":
         return (
-            f"scaling: dynamic NTK with factor {s.factor:g}, at inference only: beyond L = {length:,} tokens "
-            "the base grows with the sequence length"
+            f"scaling: dynamic NTK with factor {s.factor:g}, designed for inference without fine-tuning: "
+            f"beyond L = {length:,} tokens the base grows with the sequence length"
         )
     if s.rope_type == "llama3":
         lo, hi = float(p["low_freq_factor"]), float(p["high_freq_factor"])
@@ -458,20 +458,33 @@ def _scaling_sentence(s: RopeSettings, summary: dict) -> str:
 def describe_config(config) -> str:
     """A plain-language report of a config's RoPE: pairs, wavelengths, unfinished turns, scaling, context.
 
-    One line each: the rotated pairs (and the base, with any fallback
-    stated), the fastest and slowest wavelength (unscaled), how many pairs
-    never complete one turn within L, the scaling and the length it starts
-    from, the attention factor, and the effective context
-    (``max_position_embeddings``). Taught in notebooks/11-rope-as-shipped.ipynb.
+    For a config whose layers all use one scheme, one line each: the rotated pairs (and the base, with any
+    fallback stated), the fastest and slowest wavelength (unscaled), how many pairs never complete one turn
+    within L, and what L is: the declared context (``max_position_embeddings``) or, for a config with
+    ``original_max_position_embeddings``, that training length; the scaling and the length it starts from, the
+    attention factor, and the declared context. Qwen2-VL's ``"mrope"`` adds a line with its three sections.
+
+    A config that sets position per layer (see :func:`per_layer`) is described per layer kind instead: each
+    distinct kind once, with its count and the pattern ("5 sliding (window 1,024, base 10,000) then 1 full
+    (base 1,000,000, linear ×8), repeated"), the softmax scale, any query temperature, and a note for each
+    default the reader fell back to. In ``no_rope_layers``, 1 means RoPE and 0 means none.
+    Taught in notebooks/11-rope-as-shipped.ipynb.
 
     >>> print(describe_config({"head_dim": 128, "rope_theta": 10000.0, "max_position_embeddings": 4096}))
     rotation: 64 pairs, all 128 dims of each head, base 10,000
     wavelengths: fastest 6.3 tokens (pair 0), slowest 54,410 tokens (pair 63)
-    within L = 4,096 tokens: 18 of 64 pairs never complete a turn
+    within L = 4,096 tokens (declared context): 18 of 64 pairs never complete a turn
     scaling: none
     attention factor: 1 (logits unchanged)
     effective context: 4,096 tokens (max_position_embeddings)
+    >>> cfg = {"model_type": "gemma3_text", "num_hidden_layers": 6, "head_dim": 256, "sliding_window": 1024,
+    ...        "max_position_embeddings": 131072, "rope_theta": 1e6, "rope_local_base_freq": 1e4,
+    ...        "rope_scaling": {"rope_type": "linear", "factor": 8.0}}
+    >>> print(describe_config(cfg).splitlines()[1])
+    pattern: 5 sliding (window 1,024, base 10,000) then 1 full (base 1,000,000, linear ×8)
     """
+    if per_layer(config):
+        return _describe_layers(config)
     s = rope_settings(config)
     summary = config_summary(config)
     if s.rotary_dim == s.head_dim:
@@ -487,12 +500,21 @@ def describe_config(config) -> str:
         f"(pair {s.pairs - 1})",
     ]
     if summary["length"] is None:
-        lines.append("no training length in the config (max_position_embeddings missing)")
+        lines.append("no declared context in the config (max_position_embeddings missing): no L to count turns in")
     else:
+        trained = s.rope_type in ("llama3", "yarn", "longrope") and s.original_max_position != s.max_position_embeddings
+        what = "training length, original_max_position_embeddings" if trained else "declared context"
         lines.append(
-            f"within L = {summary['length']:,} tokens: {summary['never_turn']} of {s.pairs} pairs never complete a turn"
+            f"within L = {summary['length']:,} tokens ({what}): {summary['never_turn']} of {s.pairs} pairs never "
+            "complete a turn"
         )
     lines.append(_scaling_sentence(s, summary))
+    section = s.params.get("mrope_section")
+    if section is not None:
+        section = [v.positive_int("mrope_section", x) for x in section]
+        if len(section) != 3 or sum(section) != s.pairs:
+            raise ValueError(f"mrope_section must give 3 counts that add up to the {s.pairs} pairs, got {section}")
+        lines.append(_mrope_sentence(tuple(section), bool(s.params.get("mrope_interleaved", False))))
     att = summary["attention_factor"]
     if att == 1.0:
         lines.append("attention factor: 1 (logits unchanged)")
@@ -567,7 +589,7 @@ class LayerPositions:
     * ``softmax_scale``: the multiplier on q·k before the softmax;
     * ``query_temperature``: None, or a function of the position array giving the factor on each query;
     * ``head_dim``: the width of q and k in that layer (rotated and position-free dims together);
-    * ``rope_type``, ``base``: the frequency rule and base of the layer (None without RoPE);
+    * ``rope_type``, ``base``, ``factor``: the frequency rule, base and scaling factor (None without RoPE);
     * ``mrope_section``, ``mrope_interleaved``: multimodal RoPE's split of the pairs over (t, h, w), if any.
     """
 
@@ -583,6 +605,7 @@ class LayerPositions:
     head_dim: int = 0
     rope_type: str | None = None
     base: float | None = None
+    factor: float | None = None
     mrope_section: tuple[int, ...] | None = None
     mrope_interleaved: bool = False
 
@@ -818,6 +841,10 @@ def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[l
                 )
     if not isinstance(types, list | tuple) or len(types) != n:
         raise ValueError(f"layer_types must name one type for each of the {n} layers, got {v._show(types)}")
+    if family == "modernbert" and "sliding_attention" in types:
+        half = v.positive_int("local_attention", config.get("local_attention", 128)) // 2
+        notes.append(f"ModernBERT's window is local_attention, the whole span: each token sees {half} on each side "
+                     f"(Hugging Face's sliding_window is {half})")
     bad = [t for t in types if t not in LAYER_TYPES]
     if bad:
         raise ValueError(f"layer_types holds {bad[0]!r}; the reader knows {', '.join(LAYER_TYPES)}")
@@ -924,7 +951,7 @@ def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[st
         kinds[t] = (settings, np.asarray(inv, dtype=np.float64), float(att), p)
 
     records = []
-    for i, (t, r) in enumerate(zip(types, rope, strict=True)):
+    for t, r in zip(types, rope, strict=True):
         if t == "linear_attention":
             settings, inv, att, p = None, None, 1.0, {}
         else:
@@ -966,11 +993,9 @@ def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[st
             query_temperature=temperature, head_dim=width,
             rope_type=settings.rope_type if r and settings else None,
             base=settings.base if r and settings else None,
+            factor=settings.factor if r and settings else None,
             mrope_section=section, mrope_interleaved=interleaved,
         ))
-        if i == 0 and section is not None and not any(x.startswith("M-RoPE") for x in notes):
-            notes.append("M-RoPE " + ("interleaved (Qwen3-VL): pair k follows axis k mod 3 within the sections"
-                                      if interleaved else "contiguous (Qwen2-VL): pairs split into t, h, w blocks"))
     for t, (settings, *_rest) in kinds.items():
         for note in settings.notes:
             if "assumed" in note:
@@ -1025,6 +1050,180 @@ def layer_positions(config) -> list[LayerPositions]:
     0.0625
     """
     return _resolve(config, need_count=True)[0]
+
+
+_FAMILY_NAMES = {
+    "gemma3": "Gemma 3", "gemma4": "Gemma 4", "llama4": "Llama 4", "smollm3": "SmolLM3", "cohere2": "Cohere2",
+    "exaone4": "EXAONE 4", "deepseek_v3": "DeepSeek-V3", "qwen3_next": "Qwen3-Next", "qwen2_vl": "Qwen2-VL",
+    "qwen3_vl": "Qwen3-VL", "olmo3": "OLMo 3", "modernbert": "ModernBERT", "gpt_oss": "gpt-oss",
+    "ministral3": "Ministral 3", "qwen_window": "Qwen2/Qwen3", "mistral": "Mistral", "generic": "Llama-style",
+}
+
+
+def _short(layer: LayerPositions) -> str:
+    name = layer.layer_type.removesuffix("_attention")
+    return name if layer.rope or layer.layer_type == "linear_attention" else f"{name} NoPE"
+
+
+def _brief(layer: LayerPositions) -> str:
+    """'window 1,024, base 10,000', 'base 1,000,000, linear ×8', 'no position', ..."""
+    parts = []
+    if layer.window is not None:
+        parts.append(f"{'chunk' if layer.layer_type == 'chunked_attention' else 'window'} {layer.window:,}")
+    if not layer.rope:
+        if layer.layer_type == "linear_attention":
+            parts.append("no position")
+    else:
+        parts.append(f"base {layer.base:,.0f}")
+        if layer.rope_type == "proportional":
+            parts.append(f"proportional, {layer.pairs} of {len(layer.inv_freq)} pairs turn")
+        elif layer.rotary_dim < layer.head_dim:
+            parts.append(f"{layer.rotary_dim} of {layer.head_dim} dims rotated")
+        if layer.rope_type not in ("default", "proportional"):
+            parts.append(f"{layer.rope_type} ×{layer.factor:g}" if layer.factor else layer.rope_type)
+    return ", ".join(parts)
+
+
+def _pattern(layers: list[LayerPositions], keys: list) -> str:
+    n = len(keys)
+
+    def runs(seq_keys, seq_layers):
+        out, i = [], 0
+        while i < len(seq_keys):
+            j = i
+            while j < len(seq_keys) and seq_keys[j] == seq_keys[i]:
+                j += 1
+            brief = _brief(seq_layers[i])
+            out.append(f"{j - i} {_short(seq_layers[i])}" + (f" ({brief})" if brief else ""))
+            i = j
+        return " then ".join(out)
+
+    def period(m: int) -> int | None:
+        return next((p for p in range(1, m // 2 + 1) if all(keys[i] == keys[i - p] for i in range(p, m))), None)
+
+    def repeated(p: int, m: int) -> str:
+        whole, rest = divmod(m, p)
+        return (runs(keys[:p], layers[:p]) + f", repeated ({whole} times"
+                + (f", then the first {rest} again" if rest else "") + ")")
+
+    p = period(n)
+    if p is not None and p > 1:
+        return repeated(p, n)
+    plain = runs(keys, layers)
+    if p is None and plain.count(" then ") >= 4:
+        q = period(n - 1)
+        if q is not None and q > 1:
+            brief = _brief(layers[-1])
+            return repeated(q, n - 1) + f", and a last {_short(layers[-1])}" + (f" ({brief})" if brief else "")
+    return plain
+
+
+def _describe_layers(config) -> str:
+    layers, notes, family = _resolve(config, need_count=True)
+    inner = config["text_config"] if isinstance(config.get("text_config"), dict) else config
+    # scaling factors for the brief: read back from each layer type's parameters
+    params = _nested_params(inner, family, [x.layer_type for x in layers], [])
+    keys = [
+        (x.layer_type, x.window, x.rope, x.rope_type, x.base, x.rotary_dim,
+         None if x.inv_freq is None else x.inv_freq.tobytes(), x.attention_factor, x.softmax_scale,
+         repr(x.query_temperature))
+        for x in layers
+    ]
+    model = inner.get("model_type")
+    how = f"model_type {model!r}" if model else "no model_type"
+    lines = [f"layers: {len(layers)}, read as {_FAMILY_NAMES[family]} code reads them ({how})",
+             f"pattern: {_pattern(layers, keys)}"]
+    max_pos = inner.get("max_position_embeddings")
+    first_rope = next((x for x in layers if x.rope), None)
+    length, length_name = None, None
+    if first_rope is not None:
+        p = params.get(first_rope.layer_type, {})
+        original = p.get("original_max_position_embeddings", inner.get("original_max_position_embeddings"))
+        if original is not None and first_rope.rope_type in ("yarn", "llama3", "longrope"):
+            length, length_name = int(original), "training length (original_max_position_embeddings)"
+        elif max_pos is not None:
+            length, length_name = int(max_pos), "declared context (max_position_embeddings)"
+    seen = []
+    for key, x in zip(keys, layers, strict=True):
+        if key in seen:
+            continue
+        seen.append(key)
+        count = keys.count(key)
+        head = f"{x.layer_type} ×{count}"
+        if not x.rope:
+            what = "no positional encoding" + (" (linear attention: a recurrent state, no position ids)"
+                                               if x.layer_type == "linear_attention" else "")
+            if inner.get("no_rope_layers") is not None or family in ("llama4", "smollm3"):
+                what += " (its entry in no_rope_layers is 0; 1 means RoPE)"
+        else:
+            width = (f"all {x.head_dim} dims" if x.rotary_dim == x.head_dim
+                     else f"{x.rotary_dim} of {x.head_dim} dims")
+            turning = x.inv_freq[x.inv_freq > 0]
+            wavelength = 2.0 * np.pi / turning
+            what = f"RoPE on {x.pairs} pairs ({width}), base {x.base:,.0f}, rope_type {x.rope_type}"
+            if x.factor is not None and x.rope_type != "default":
+                what += f" (factor {x.factor:g})"
+            if len(turning) < len(x.inv_freq):
+                what += f", {len(x.inv_freq) - len(turning)} more pairs with ω = 0 (never turn)"
+            span, span_name = (x.window, "window") if x.window is not None else (length, length_name)
+            if span is not None:
+                what += (f"; slowest wavelength {wavelength.max():,.0f} tokens, {int(np.count_nonzero(wavelength > span))}"
+                         f" of {len(turning)} turning pairs never complete a turn within the {span_name} of {span:,}")
+        lines.append(f"{head}: {what}")
+    scales = sorted({x.softmax_scale for x in layers})
+    widths = sorted({x.head_dim for x in layers})
+    scale_text = ", ".join(f"{s:.6g}" for s in scales)
+    if family in ("gemma3",) or (family == "generic" and inner.get("query_pre_attn_scalar") is not None):
+        why = f"1/√query_pre_attn_scalar, query_pre_attn_scalar {inner.get('query_pre_attn_scalar', 256)}"
+        if inner.get("query_pre_attn_scalar") is None:
+            why += " (the config class's default)"
+    elif family == "gemma4":
+        why = "Gemma4TextAttention sets scaling = 1.0; q and k pass through RMSNorm first"
+    elif family == "deepseek_v3" and len(scales) == 1 and abs(scales[0] - widths[0] ** -0.5) > 1e-15:
+        m = math.sqrt(scales[0] * math.sqrt(widths[0]))
+        why = f"1/√{widths[0]} × mscale² with mscale = 0.1·mscale_all_dim·ln(factor) + 1 = {m:.4f}"
+    else:
+        why = "1/√head_dim, head_dim " + ", ".join(str(w) for w in widths)
+    lines.append(f"softmax scale on q·k: {scale_text} ({why})")
+    if family == "deepseek_v3":
+        rope_dim = first_rope.rotary_dim if first_rope else 0
+        lines.append(
+            f"MLA: each q·k head is {widths[0]} dims, {widths[0] - rope_dim} position-free (qk_nope_head_dim) and "
+            f"{rope_dim} rotated (qk_rope_head_dim), the rotated key shared by all heads"
+        )
+    factors = sorted({x.attention_factor for x in layers if x.rope})
+    if any(f != 1.0 for f in factors):
+        lines.append("attention factor on cos and sin: " + ", ".join(f"{f:.4f} (logits × {f * f:.4f})" for f in factors))
+    temps = {repr(x.query_temperature): x.query_temperature for x in layers if x.query_temperature is not None}
+    for t in temps.values():
+        kw = t.keywords
+        if t.func is llama4_query_temperature:
+            lines.append(f"query temperature on NoPE layers: 1 + {kw['attn_scale']:g}·ln(1 + ⌊(p + 1)/{kw['floor_scale']:,.0f}⌋)"
+                         " (attn_temperature_tuning)")
+        else:
+            lines.append(f"query temperature on every layer: 1 + {kw['beta']:g}·ln(1 + ⌊p/{kw['original_max_position']:,.0f}⌋)"
+                         " (llama_4_scaling_beta)")
+    sections = {x.mrope_section for x in layers if x.mrope_section}
+    for sec in sections:
+        lines.append(_mrope_sentence(sec, any(x.mrope_interleaved for x in layers)))
+    lines.append(f"layout: {layers[0].layout}" + (" (pair k is dims 2k and 2k + 1)" if layers[0].layout == "interleaved"
+                                                  else " (pair k is dims k and k + d/2)"))
+    if max_pos is None:
+        lines.append("effective context: not stated (no max_position_embeddings)")
+    else:
+        lines.append(f"effective context: {int(max_pos):,} tokens declared (max_position_embeddings)")
+    lines.extend(f"note: {n}" for n in notes)
+    return "\n".join(lines)
+
+
+def _mrope_sentence(section, interleaved: bool) -> str:
+    t, h, w = section
+    if interleaved:
+        return (f"M-RoPE, interleaved (mrope_section [{t}, {h}, {w}]): pair k turns with the height id when k mod 3 = 1 "
+                f"and k < {3 * h}, with the width id when k mod 3 = 2 and k < {3 * w}, else with the time id; "
+                "a text token has t = h = w")
+    return (f"M-RoPE (mrope_section [{t}, {h}, {w}]): pairs 0–{t - 1} turn with the time id, {t}–{t + h - 1} "
+            f"with the height id, {t + h}–{t + h + w - 1} with the width id; a text token has t = h = w")
 
 
 def _load() -> dict:

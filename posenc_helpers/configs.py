@@ -544,6 +544,7 @@ FAMILIES = {
     "exaone4": "exaone4",
     "deepseek_v3": "deepseek_v3",
     "qwen3_next": "qwen3_next",
+    "qwen3_5": "qwen3_5", "qwen3_5_text": "qwen3_5",
     "qwen2_vl": "qwen2_vl", "qwen2_vl_text": "qwen2_vl",
     "qwen2_5_vl": "qwen2_vl", "qwen2_5_vl_text": "qwen2_vl",
     "qwen3_vl": "qwen3_vl", "qwen3_vl_text": "qwen3_vl",
@@ -819,7 +820,7 @@ def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[l
         elif family == "modernbert":
             every = v.positive_int("global_attn_every_n_layers", config.get("global_attn_every_n_layers", 3))
             types = ["sliding_attention" if i % every else "full_attention" for i in range(n)]
-        elif family == "qwen3_next":
+        elif family in ("qwen3_next", "qwen3_5"):
             every = v.positive_int("full_attention_interval", config.get("full_attention_interval", 4))
             types = ["linear_attention" if (i + 1) % every else "full_attention" for i in range(n)]
         elif family == "llama4":
@@ -934,9 +935,10 @@ def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[st
     for t, p in params.items():
         p = dict(p)
         raw_type = p.get("rope_type", p.get("type", "default"))
-        if family == "qwen3_next" and "partial_rotary_factor" not in p and config.get("partial_rotary_factor") is None:
+        if (family in ("qwen3_next", "qwen3_5") and "partial_rotary_factor" not in p
+                and config.get("partial_rotary_factor") is None):
             p["partial_rotary_factor"] = 0.25
-            notes.append("no partial_rotary_factor: 0.25 (Qwen3NextConfig's default)")
+            notes.append(f"no partial_rotary_factor: 0.25 (the {_FAMILY_NAMES[family]} config class's default)")
         elif config.get("partial_rotary_factor") is not None:
             p.setdefault("partial_rotary_factor", config["partial_rotary_factor"])
         if raw_type == "yarn" and len(params) > 1 and "truncate" in p and p["truncate"] is not True:
@@ -979,10 +981,11 @@ def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[st
             temperature = partial(llama_4_scaling_temperature, beta=float(p["llama_4_scaling_beta"]),
                                   original_max_position=float(p.get("original_max_position_embeddings")))
         section, interleaved = None, False
-        if family in ("qwen2_vl", "qwen3_vl") or p.get("mrope_section") is not None:
-            default_section = [24, 20, 20] if family == "qwen3_vl" else [16, 24, 24]
+        if family in ("qwen2_vl", "qwen3_vl", "qwen3_5") or p.get("mrope_section") is not None:
+            default_section = {"qwen3_vl": [24, 20, 20], "qwen3_5": [11, 11, 10]}.get(family, [16, 24, 24])
             section = tuple(int(x) for x in p.get("mrope_section", default_section))
-            interleaved = family == "qwen3_vl" or bool(p.get("mrope_interleaved", False))
+            # Qwen3-VL's and Qwen3.5's rotary classes always interleave (recomposition_frequencies)
+            interleaved = family in ("qwen3_vl", "qwen3_5") or bool(p.get("mrope_interleaved", False))
             if r and sum(section) != len(inv):
                 raise ValueError(f"mrope_section {list(section)} must add up to the {len(inv)} pairs")
         records.append(LayerPositions(
@@ -1055,7 +1058,7 @@ def layer_positions(config) -> list[LayerPositions]:
 _FAMILY_NAMES = {
     "gemma3": "Gemma 3", "gemma4": "Gemma 4", "llama4": "Llama 4", "smollm3": "SmolLM3", "cohere2": "Cohere2",
     "exaone4": "EXAONE 4", "deepseek_v3": "DeepSeek-V3", "qwen3_next": "Qwen3-Next", "qwen2_vl": "Qwen2-VL",
-    "qwen3_vl": "Qwen3-VL", "olmo3": "OLMo 3", "modernbert": "ModernBERT", "gpt_oss": "gpt-oss",
+    "qwen3_vl": "Qwen3-VL", "qwen3_5": "Qwen3.5", "olmo3": "OLMo 3", "modernbert": "ModernBERT", "gpt_oss": "gpt-oss",
     "ministral3": "Ministral 3", "qwen_window": "Qwen2/Qwen3", "mistral": "Mistral", "generic": "Llama-style",
 }
 
@@ -1231,9 +1234,23 @@ def _load() -> dict:
     return json.loads(text)
 
 
-def bundled_configs() -> dict[str, dict]:
+_GROUPS = ("classic", "2025-26", "all")
+
+
+def _bundled(which: str) -> list[dict]:
+    if which not in _GROUPS:
+        raise ValueError(f"which must be one of {', '.join(repr(g) for g in _GROUPS)}, got {v._show(which)}")
+    models = _load()["models"]
+    if which == "all":
+        return models
+    return [m for m in models if m.get("group", "classic") == which]
+
+
+def bundled_configs(which: str = "classic") -> dict[str, dict]:
     """The RoPE fields of a few real models, by name (a fresh copy each call).
 
+    ``which="classic"`` (the default) gives the nine single-scheme configs notebook 11 reads;
+    ``"2025-26"`` the per-layer designs of 2025–26 (read them with :func:`layer_positions`); ``"all"`` both.
     Taught in notebooks/11-rope-as-shipped.ipynb.
 
     >>> sorted(bundled_configs())[:3]
@@ -1242,13 +1259,19 @@ def bundled_configs() -> dict[str, dict]:
     1000000
     >>> bundled_configs()["Llama 3.1 8B"]["rope_theta"]
     500000.0
+    >>> len(bundled_configs("2025-26")) >= 8
+    True
     """
-    return {m["name"]: m["config"] for m in _load()["models"]}
+    return {m["name"]: m["config"] for m in _bundled(which)}
 
 
-def bundled_sources() -> dict[str, dict]:
-    """Where each bundled config was copied from: ``{"repository", "path", "commit", "note"}`` by name."""
-    return {m["name"]: m["source"] for m in _load()["models"]}
+def bundled_sources(which: str = "classic") -> dict[str, dict]:
+    """Where each bundled config was copied from: ``{"repository", "path", "commit", "note"}`` by name.
+
+    ``which`` as in :func:`bundled_configs`. An entry with a second copy found also has ``"cross_check"``
+    (repository, path, commit) in the data file.
+    """
+    return {m["name"]: m["source"] for m in _bundled(which)}
 
 
 def bundled_left_out() -> dict[str, str]:

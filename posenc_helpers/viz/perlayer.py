@@ -29,6 +29,11 @@ __all__ = [
     "make_partial_frequencies",
     "plot_mrope_axes",
     "make_mrope_axes",
+    "plot_layer_wavelengths",
+    "layer_colour",
+    "plot_barcode",
+    "make_barcode",
+    "make_local_global",
     "FIGURES",
     "DEMOS",
 ]
@@ -152,7 +157,10 @@ def plot_partial_frequencies(ax, proportional, head_dim, base) -> dict:
 
 
 def make_partial_frequencies():
-    """The figure ``figures/14-partial-frequencies.png``: a proportional head (512 dims, 0.25, base 10^6)."""
+    """The figure ``figures/14-partial-frequencies.png``: Gemma 4's full layers by Gemma4TextConfig's defaults.
+
+    Those defaults (transformers 5.24.0): global head_dim 512, proportional, partial_rotary_factor 0.25, base 10^6.
+    """
     from ..configs import frequencies_from_config
 
     config = {"head_dim": 512, "rope_parameters": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
@@ -173,8 +181,8 @@ def plot_mrope_axes(axes, sections=None, dim=128, base=1e6) -> dict:
     Taught in notebooks/14-position-per-layer.ipynb.
     """
     if sections is None:
-        sections = {"Qwen2-VL: blocks [16, 24, 24]": ([16, 24, 24], False),
-                    "Qwen3-VL: interleaved [24, 20, 20]": ([24, 20, 20], True)}
+        sections = {"blocks [16, 24, 24]": ([16, 24, 24], False),
+                    "interleaved [24, 20, 20]": ([24, 20, 20], True)}
     top, bottom = axes
     pairs = dim // 2
     k = np.arange(pairs)
@@ -199,7 +207,7 @@ def plot_mrope_axes(axes, sections=None, dim=128, base=1e6) -> dict:
     top.set_title("Which position id turns each pair")
     top.legend(loc="upper center", bbox_to_anchor=(0.5, -0.32), ncols=3)
     ticks = [row * 4 + a for row in range(len(labels)) for a in range(3)]
-    names = [f"{label.split(':')[0]} {name.split()[0]}" for label in labels for name, _ in _AXES]
+    names = [f"{label.split()[0]}: {name.split()[0]}" for label in labels for name, _ in _AXES]
     bottom.set_yticks(ticks, names)
     bottom.set_ylim(ticks[-1] + 0.8, -0.8)
     bottom.set_xscale("log")
@@ -210,14 +218,139 @@ def plot_mrope_axes(axes, sections=None, dim=128, base=1e6) -> dict:
 
 
 def make_mrope_axes():
-    """The figure ``figures/14-mrope-axes.png``: Qwen2-VL's blocks against Qwen3-VL's interleaving, D = 128."""
+    """The figure ``figures/14-mrope-axes.png``: Qwen2-VL's blocks against Qwen3-VL's interleaving, D = 128.
+
+    [16, 24, 24] is the ``mrope_section`` of Qwen2-VL and Qwen2.5-VL; [24, 20, 20] is the default of
+    transformers' Qwen3-VL rotary class.
+    """
     fig, axes = new_figure(2, 1, figsize=(11.0, 7.6), height_ratios=[1.0, 1.6])
     plot_mrope_axes(axes)
+    return fig
+
+
+def plot_layer_wavelengths(ax, kinds, lengths) -> dict:
+    """λ_k = 2π/ω_k of every pair (log y), one line per layer kind, with a dashed line per length.
+
+    ``kinds`` maps a label to that kind's ``inv_freq`` (pairs with ω = 0 are
+    left out: they never turn); ``lengths`` maps a label to a length in
+    tokens (a window, a context). A pair below a length's line completes a
+    turn within it. Returns ``{label: line}``. Taught in notebooks/14-position-per-layer.ipynb.
+    """
+    lines = {}
+    for i, (label, inv_freq) in enumerate(kinds.items()):
+        inv_freq = np.asarray(inv_freq, dtype=np.float64)
+        k = np.flatnonzero(inv_freq > 0)
+        (lines[label],) = ax.plot(k, 2.0 * np.pi / inv_freq[k], "os^D"[i % 4] + "-", color=OKABE_ITO[i % 8],
+                                  markersize=4, linewidth=1.6, label=label)
+    for j, (label, length) in enumerate(lengths.items()):
+        ax.axhline(length, color=("black", "0.4")[j % 2], linestyle=("--", ":")[j % 2], linewidth=1.6)
+        ax.text(0.5, length * 1.25, label, ha="left", va="bottom")
+    ax.set_yscale("log")
+    ax.set_xlabel("pair index k (fast → slow)")
+    ax.set_ylabel("wavelength λ_k (tokens)")
+    ax.set_title("One head, two layer kinds: which pairs finish a turn within each length")
+    ax.legend(loc="lower right")
+    return lines
+
+
+def layer_colour(layer, norm) -> str | tuple:
+    """The barcode colour of one layer: black for NoPE, grey for linear attention, else viridis at its base (log).
+
+    Taught in notebooks/14-position-per-layer.ipynb.
+    """
+    import matplotlib
+
+    if layer.layer_type == "linear_attention":
+        return "0.6"
+    if not layer.rope:
+        return "black"
+    return matplotlib.colormaps["viridis"](norm(layer.base))
+
+
+def plot_barcode(ax, models) -> dict:
+    """One row per model, one cell per layer: colour = RoPE base (black = NoPE, grey = linear attention).
+
+    ``models`` maps a name to its list of
+    :class:`~posenc_helpers.configs.LayerPositions` (from
+    :func:`~posenc_helpers.configs.layer_positions`). A full-height cell is a
+    layer with full attention; a half-height cell a sliding-window or
+    chunked layer; a hatched cell rotates only part of its head (partial
+    rotary, proportional or MLA). Adds a colorbar for the base. Returns
+    ``{name: [cell colour per layer]}``. Taught in notebooks/14-position-per-layer.ipynb.
+    """
+    import matplotlib
+    from matplotlib.colors import LogNorm
+
+    bases = [layer.base for layers in models.values() for layer in layers if layer.rope]
+    lo, hi = (min(bases), max(bases)) if bases else (1e4, 1e6)
+    norm = LogNorm(vmin=min(lo, 1e4), vmax=max(hi, 1e6))
+    found = {}
+    names = list(models)
+    for row, name in enumerate(names):
+        colours = []
+        for i, layer in enumerate(models[name]):
+            colour = layer_colour(layer, norm)
+            colours.append(colour)
+            height = 0.8 if layer.window is None else 0.4
+            partial = layer.rope and layer.rotary_dim < layer.head_dim
+            ax.bar(i, height, bottom=row + 0.4 - height, width=0.9, color=colour,
+                   hatch="///" if partial else None, edgecolor="white" if partial else colour, linewidth=0)
+        found[name] = colours
+    ax.set_yticks(range(len(names)), names)
+    ax.set_ylim(len(names) - 0.5, -0.5)
+    longest = max((len(layers) for layers in models.values()), default=1)
+    ax.set_xlim(-0.6, longest - 0.4)
+    ax.set_xlabel("layer (0 = first)")
+    ax.set_ylabel("model")
+    ax.set_title("Tall: full attention · short: windowed · black: NoPE · grey: linear attention · hatched: partial")
+    mappable = matplotlib.cm.ScalarMappable(norm=norm, cmap="viridis")
+    colorbar = ax.figure.colorbar(mappable, ax=ax, pad=0.01)
+    colorbar.set_label("RoPE base")
+    return found
+
+
+def _bundled_layers() -> dict:
+    """``{name: layer_positions(config)}`` for every bundled config that names its layer count."""
+    from ..configs import bundled_configs, layer_positions
+
+    models = {}
+    for name, config in bundled_configs("all").items():
+        try:
+            models[name] = layer_positions(config)
+        except ValueError:
+            continue  # a single-scheme entry without num_hidden_layers: nothing per layer to draw
+    return models
+
+
+def make_local_global():
+    """The figure ``figures/14-local-global.png``: the bundled Gemma 3 27B, sliding against full layers."""
+    from ..configs import bundled_configs, layer_positions
+
+    config = bundled_configs("all")["Gemma 3 27B"]
+    layers = layer_positions(config)
+    local = next(layer for layer in layers if layer.layer_type == "sliding_attention")
+    full = next(layer for layer in layers if layer.layer_type == "full_attention")
+    kinds = {f"sliding (base {local.base:,.0f})": local.inv_freq,
+             f"full (base {full.base:,.0f}, {full.rope_type} ×{full.factor:g})": full.inv_freq}
+    context = config["text_config"]["max_position_embeddings"]
+    fig, ax = new_figure(figsize=(10.0, 5.0))
+    plot_layer_wavelengths(ax, kinds, {f"window {local.window:,}": local.window, f"context {context:,}": context})
+    ax.set_title("Gemma 3 27B: which pairs finish a turn within the window and within the context")
+    return fig
+
+
+def make_barcode():
+    """The figure ``figures/14-barcode.png``: every bundled model that gives its layers, one row each."""
+    models = _bundled_layers()
+    fig, ax = new_figure(figsize=(13.0, 0.55 * len(models) + 2.2))
+    plot_barcode(ax, models)
     return fig
 
 
 FIGURES = {
     "14-partial-frequencies": make_partial_frequencies,
     "14-mrope-axes": make_mrope_axes,
+    "14-barcode": make_barcode,
+    "14-local-global": make_local_global,
 }
 DEMOS = {"temperature": temperature_demo}

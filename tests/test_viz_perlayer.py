@@ -77,3 +77,42 @@ def test_every_figure_builds_with_a_title():
         assert name.startswith("14-")
         fig = make()
         assert all(ax.get_title() for ax in fig.axes if ax.get_label() != "<colorbar>" and ax.axison), name
+
+
+def test_layer_wavelengths_plot_data():
+    fig, ax = new_figure()
+    omega = [10000.0 ** (-2 * k / 16) for k in range(8)]
+    lines = pl.plot_layer_wavelengths(ax, {"a": omega, "b": omega[:4] + [0.0] * 4}, {"window": 100})
+    np.testing.assert_allclose(lines["a"].get_ydata(), [2 * math.pi / w for w in omega], rtol=1e-12)
+    assert list(lines["b"].get_xdata()) == [0, 1, 2, 3]          # ω = 0 pairs are left out
+    assert ax.get_yscale() == "log"
+
+
+def test_barcode_cells_follow_each_layer():
+    from posenc_helpers.configs import layer_positions
+
+    config = {"model_type": "exaone4", "num_hidden_layers": 8, "hidden_size": 512, "num_attention_heads": 4,
+              "head_dim": 128, "sliding_window": 4096, "sliding_window_pattern": 4, "rope_theta": 1e6,
+              "max_position_embeddings": 32768}
+    layers = layer_positions(config)
+    fig, ax = new_figure(figsize=(8, 2))
+    colours = pl.plot_barcode(ax, {"toy": layers})["toy"]
+    assert len(colours) == len(ax.patches) == 8
+    for layer, colour, bar in zip(layers, colours, ax.patches, strict=True):
+        assert (colour == "black") == (not layer.rope)
+        # a windowed layer is drawn at half the height of a full-attention one
+        assert math.isclose(bar.get_height(), 0.4 if layer.window is not None else 0.8)
+    assert any(not layer.rope for layer in layers) and any(layer.window for layer in layers)
+
+
+def test_bundled_barcode_has_one_row_per_model_with_layers():
+    from posenc_helpers.configs import bundled_configs, layer_positions
+
+    models = pl._bundled_layers()
+    expected = []
+    for name, config in bundled_configs("all").items():
+        try:
+            expected.append((name, len(layer_positions(config))))
+        except ValueError:
+            pass
+    assert [(name, len(layers)) for name, layers in models.items()] == expected and len(expected) >= 8

@@ -159,3 +159,70 @@ def embed_words(words, d_model, seed: int = 0) -> np.ndarray:
         rng = np.random.default_rng([zlib.crc32(word.encode("utf-8")), seed])
         rows.append(rng.standard_normal(d_model))
     return np.array(rows)
+
+
+# ---- A learned sink logit (gpt-oss) ---------------------------------------------------------------------------
+# One block, appended. Taught in notebooks/14-position-per-layer.ipynb.
+
+__all__ += ["softmax_with_sink", "attention_weights_with_sink"]
+
+
+def softmax_with_sink(scores, sink) -> np.ndarray:
+    """Softmax over the last axis with one extra logit, the sink, whose weight is then dropped.
+
+    A_j = e^(s_j) / (e^(sink) + Σ_l e^(s_l)). The weights on the real keys
+    sum to 1 − e^(sink)/(e^(sink) + Σ_l e^(s_l)) < 1, so a row can put most
+    of its weight "nowhere". This is gpt-oss's eager attention in
+    transformers: the per-head ``sinks`` are appended as one more column of
+    logits, softmaxed with them, and that column is dropped. ``scores`` may
+    hold −inf (masked keys); ``sink`` is a number or an array that
+    broadcasts against ``scores.shape[:-1]``. Taught in notebooks/14-position-per-layer.ipynb.
+
+    >>> softmax_with_sink([0.0, 0.0], np.log(2.0)).round(4)   # e^0 / (2 + 1 + 1) for each key
+    array([0.25, 0.25])
+    """
+    if isinstance(scores, (str, bytes)):
+        raise TypeError(f"scores must be an array of numbers, got {v._show(scores)}")
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim == 0 or scores.shape[-1] == 0 or np.isnan(scores).any() or (scores == np.inf).any():
+        raise ValueError(f"scores must have a non-empty last axis of numbers or −inf, got {v._show(scores)}")
+    sink = v.real_array("sink", sink)
+    try:
+        sink = np.broadcast_to(sink, scores.shape[:-1])[..., None]
+    except ValueError:
+        raise ValueError(
+            f"sink of shape {sink.shape} does not broadcast against scores.shape[:-1] = {scores.shape[:-1]}"
+        ) from None
+    # shift by the row's maximum over keys and sink (softmax ignores a constant per row)
+    top = np.maximum(scores.max(axis=-1, keepdims=True), sink)
+    e, e_sink = np.exp(scores - top), np.exp(sink - top)
+    # A_j = e^(s_j) / (e^(sink) + Σ_l e^(s_l))
+    return e / (e_sink + e.sum(axis=-1, keepdims=True))
+
+
+def attention_weights_with_sink(x, w_q, w_k, sink, causal=False) -> np.ndarray:
+    """:func:`attention_weights` with a sink logit: rows sum to less than 1, the rest goes to the sink.
+
+    Scores s_ij = q_i·k_j / √d_head as in :func:`attention_weights` (with the
+    causal mask if asked), then :func:`softmax_with_sink`. The lower the sink
+    logit, the closer this is to the plain softmax.
+    Taught in notebooks/14-position-per-layer.ipynb.
+
+    >>> x = np.eye(2)
+    >>> attention_weights_with_sink(x, np.eye(2), np.eye(2), sink=0.0).round(4)
+    array([[0.5035, 0.2483],
+           [0.2483, 0.5035]])
+    >>> # row 0: scores (1/√2, 0), sink 0: e^0.7071 / (e^0.7071 + e^0 + e^0) = 2.0281 / 4.0281 = 0.5035
+    """
+    causal = _flag("causal", causal)
+    x = _tokens(x)
+    w_q = _projection("w_q", w_q, x.shape[1])
+    w_k = _projection("w_k", w_k, x.shape[1])
+    if w_k.shape != w_q.shape:
+        raise ValueError(f"w_k must have the shape of w_q, {w_q.shape}, got shape {w_k.shape}")
+    q, k = x @ w_q, x @ w_k
+    # s_ij = q_i·k_j / √d_head
+    scores = q @ k.T / np.sqrt(w_q.shape[1])
+    if causal:
+        scores = np.where(causal_mask(len(x)), scores, -np.inf)
+    return softmax_with_sink(scores, sink)

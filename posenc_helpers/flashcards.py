@@ -72,6 +72,7 @@ TOPICS: dict[str, str] = {
     "11": "RoPE as shipped",
     "12": "the extrapolation lab",
     "13": "what trained heads do with position",
+    "14": "position per layer",
 }
 
 #: The cards, tagged by notebook. Misconception cards ask "True or false: …" and give the reason.
@@ -320,6 +321,29 @@ CARDS: list[Card] = [
     Card("True or false: training a learned position table always makes neighbouring rows similar.",
          "False. In the lab's tiny model the trained table stays close to orthogonal, like notebook 08's random one: "
          "the task only asks it to tell 32 positions apart.", "13"),
+    # 14: position per layer
+    Card("Why can Gemma 3's sliding layers keep base 10000 while its global layers use 1000000 with linear ×8?",
+         "A sliding layer never compares tokens further apart than its 1024-token window, where 36 of its 64 pairs "
+         "already finish a turn. Over the 131072-token context, base 10000 would make all 64 pairs wrap around; the "
+         "global base leaves 27 that never finish a turn.", "14"),
+    Card("In a Llama 4 config, what does a 1 in no_rope_layers mean?",
+         "That the layer uses RoPE. A 0 marks a layer with no positional encoding (by default every fourth layer).",
+         "14"),
+    Card("What does Llama 4 multiply the queries of its NoPE layers by, and why?",
+         "τ(p) = 1 + attn_scale·ln(1 + ⌊(p + 1)/floor_scale⌋), by default 1 + 0.1·ln(1 + ⌊(p + 1)/8192⌋). A layer "
+         "without positions spreads its softmax over more keys as the context grows; scaling the query scales every "
+         "logit gap back up.", "14"),
+    Card("How does proportional RoPE (Gemma 4, p-RoPE) differ from GPT-NeoX's partial rotary?",
+         "GPT-NeoX spreads ωₖ = base^(−2k/r) over its r rotated dims. Proportional RoPE keeps the whole head's "
+         "ωₖ = base^(−2k/head_dim) for the first pairs and sets the slowest ones to ω = 0, so they carry no position "
+         "at all.", "14"),
+    Card("Why can't multi-head latent attention fold its key projection into the query once RoPE is applied?",
+         "The score becomes q_mᵀ·R_(n−m)·W_uk·c_n: the rotation sits between the query and the key projection and "
+         "changes with n − m. DeepSeek-V3 therefore keeps 128 position-free dims per head and adds one shared "
+         "64-dim rotary key.", "14"),
+    Card("True or false: with gpt-oss's learned sink, each row of attention weights on the real keys sums to 1.",
+         "False. The sink is one more logit in the softmax whose weight is then dropped, so the real keys share less "
+         "than 1: a head can put weight nowhere.", "14"),
 ]
 
 

@@ -133,22 +133,16 @@ def mrope_pair_axis(mrope_section) -> np.ndarray:
 
     The pairs are split in order: the first n_t take t, the next n_h take h,
     the last n_w take w (``mrope_section`` = (n_t, n_h, n_w)). This is the
-    map :func:`mrope_angles` uses. Taught in notebooks/11-rope-as-shipped.ipynb.
+    map :func:`mrope_angles` uses; :func:`mrope_axes` also gives Qwen3-VL's
+    interleaved one. Taught in notebooks/11-rope-as-shipped.ipynb.
 
     >>> mrope_pair_axis([1, 2, 1])                   # pair 0 → t, pairs 1 and 2 → h, pair 3 → w
     array([0, 1, 1, 2])
     >>> np.bincount(mrope_pair_axis([16, 24, 24]))   # Qwen2-VL's 64 pairs
     array([16, 24, 24])
     """
-    counts = _section(mrope_section, 2 * _section_total(mrope_section))
-    # axis of pair k: t for k < n_t, h for the next n_h, w for the last n_w
-    return np.repeat([0, 1, 2], counts)
-
-
-def _section_total(mrope_section) -> int:
-    if isinstance(mrope_section, (str, bytes)) or not hasattr(mrope_section, "__len__") or len(mrope_section) != 3:
-        raise ValueError(f"mrope_section must list three pair counts (t, h, w), got {v._show(mrope_section)}")
-    return sum(v.positive_int("mrope_section", c) for c in mrope_section)
+    # the blocks assignment of mrope_axes: t for k < n_t, h for the next n_h, w for the last n_w
+    return mrope_axes(mrope_section)
 
 
 def _segment(item, index: int, merge: int):
@@ -224,3 +218,100 @@ def mrope_position_ids(segments, spatial_merge_size=2) -> np.ndarray:
     if not columns:
         return np.zeros((3, 0), dtype=np.int64)
     return np.concatenate(columns, axis=1).astype(np.int64)
+
+
+# ---- Interleaved multimodal RoPE (Qwen3-VL) -------------------------------------------------------------------
+# One contiguous block, appended: the pair-to-axis assignment of Qwen2-VL (blocks) and Qwen3-VL (interleaved).
+# Taught in notebooks/14-position-per-layer.ipynb.
+
+__all__ += ["mrope_axes", "mrope_interleaved_angles", "mrope_interleaved"]
+
+
+def mrope_axes(mrope_section, pairs=None, interleaved=False) -> np.ndarray:
+    """Which position id turns each pair: 0 = t (time), 1 = h (height), 2 = w (width), one entry per pair.
+
+    Blocks (Qwen2-VL, ``interleaved=False``): the first n_t pairs take t, the
+    next n_h take h, the last n_w take w. Interleaved (Qwen3-VL,
+    ``mrope_interleaved``), as transformers' ``Qwen3VLTextRotaryEmbedding.
+    recomposition_frequencies`` builds it: every pair starts on t, then pairs
+    1, 4, 7, … below 3·n_h take h and pairs 2, 5, 8, … below 3·n_w take w.
+    So pair k takes axis k mod 3 while k < 3·n_h (and 3·n_w), and the pairs
+    past that stay on t. ``pairs`` defaults to n_t + n_h + n_w and must equal
+    it. Taught in notebooks/14-position-per-layer.ipynb.
+
+    >>> mrope_axes([2, 1, 1]), mrope_axes([2, 1, 1], interleaved=True)   # 4 pairs
+    (array([0, 0, 1, 2]), array([0, 1, 2, 0]))
+    """
+    if not isinstance(interleaved, (bool, np.bool_)):
+        raise TypeError(f"interleaved must be True or False, got {v._show(interleaved)}")
+    if isinstance(mrope_section, (str, bytes)) or not hasattr(mrope_section, "__len__") or len(mrope_section) != 3:
+        raise ValueError(f"mrope_section must list three pair counts (t, h, w), got {v._show(mrope_section)}")
+    counts = [v.positive_int("mrope_section", c) for c in mrope_section]
+    pairs = sum(counts) if pairs is None else v.positive_int("pairs", pairs)
+    if sum(counts) != pairs:
+        raise ValueError(f"mrope_section must add up to the number of pairs {pairs}, got {counts} (sum {sum(counts)})")
+    if not interleaved:
+        # axis of pair k: t for k < n_t, h for the next n_h, w for the last n_w
+        return np.repeat([0, 1, 2], counts)
+    axes = np.zeros(pairs, dtype=np.int64)
+    for axis in (1, 2):
+        # pairs axis, axis + 3, axis + 6, … below 3·n_axis take that axis
+        axes[axis : 3 * counts[axis] : 3] = axis
+    return axes
+
+
+def mrope_interleaved_angles(t, h, w, dim, mrope_section, base=10000.0) -> np.ndarray:
+    """The angle of every pair under Qwen3-VL's interleaved multimodal RoPE: θ_k = p_axis(k)·ω_k.
+
+    ω_k = base^(−2k/D) as in 1D RoPE; axis(k) from
+    :func:`mrope_axes` with ``interleaved=True``. Returns shape
+    ``broadcast(t, h, w).shape + (D/2,)``. Taught in notebooks/14-position-per-layer.ipynb.
+
+    >>> mrope_interleaved_angles(1.0, 2.0, 3.0, 8, [2, 1, 1], base=100.0).round(4)   # axes t, h, w, t
+    array([1.    , 0.6325, 0.3   , 0.0316])
+    """
+    dim = v.positive_int("dim", dim)
+    if dim % 2:
+        raise ValueError(f"dim must be even for multimodal RoPE (half-split pairs), got {dim}")
+    axes = mrope_axes(mrope_section, dim // 2, interleaved=True)
+    base = v.base_value(base)
+    ids = [v.real_array(name, value) for name, value in (("t", t), ("h", h), ("w", w))]
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in ids))
+    except ValueError:
+        raise ValueError(
+            f"t, h and w must broadcast against each other, got shapes {[a.shape for a in ids]}"
+        ) from None
+    omega = base ** (-2.0 * np.arange(dim // 2, dtype=np.float64) / dim)
+    pos = np.stack([np.broadcast_to(a, shape) for a in ids], axis=-1)
+    # θ_k = p_axis(k) · ω_k
+    return pos[..., axes] * omega
+
+
+def mrope_interleaved(x, t, h, w, mrope_section, base=10000.0) -> np.ndarray:
+    """Qwen3-VL's interleaved multimodal RoPE: half-split pairs, pair k turned by the id of :func:`mrope_axes`.
+
+    Pair k = (x[k], x[k + D/2]) turns by θ_k from :func:`mrope_interleaved_angles`,
+    as transformers' ``apply_rotary_pos_emb`` does with the cos and sin that
+    ``recomposition_frequencies`` builds. Text tokens (t = h = w) get exactly
+    :func:`~posenc_helpers.conventions.rope_half_split`, as with Qwen2-VL's
+    blocks. Taught in notebooks/14-position-per-layer.ipynb.
+
+    >>> mrope_interleaved([1.0, 1.0, 1.0, 0.0, 0.0, 0.0], 1.0, 5.0, 9.0, [1, 1, 1], base=100.0).round(4)
+    array([0.5403, 0.4738, 0.914 , 0.8415, 0.8806, 0.4057])
+    >>> # three pairs interleave as t, h, w: the same as Qwen2-VL's blocks [1, 1, 1]
+    """
+    x = v.vector_array("x", x)
+    dim = x.shape[-1]
+    theta = mrope_interleaved_angles(t, h, w, dim, mrope_section, base)
+    try:
+        np.broadcast_shapes(theta.shape[:-1], x.shape[:-1])
+    except ValueError:
+        raise ValueError(
+            f"the ids (shape {theta.shape[:-1]}) do not broadcast against x.shape[:-1] = {x.shape[:-1]}"
+        ) from None
+    half = dim // 2
+    cos, sin = np.cos(theta), np.sin(theta)
+    a, b = x[..., :half], x[..., half:]
+    # (a, b) -> (a cos θ − b sin θ, a sin θ + b cos θ), with a = x[k], b = x[k + D/2]
+    return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)

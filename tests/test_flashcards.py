@@ -191,13 +191,20 @@ DERIVED = {
     "15": t5_bucket(-91) == 15 and t5_bucket(-90) == 14 and _t5_last == list(range(91, 20000)),
     # notebook 09: llama3 with low 1, high 4, D = 128, base 10000, L = 4096 keeps λ < L/4 and divides λ > L
     "36": (_llama3 == _omega).sum() == 36 == sum(2 * math.pi * 10000 ** (2 * k / 128) < 4096 / 4 for k in range(64)),
+    # and notebook 14: Gemma 3's sliding layers (D = 128, base 10000) finish 36 turns within their window of 1024
+    "36w": sum(2 * math.pi * 10000 ** (2 * k / 128) <= 1024 for k in range(64)) == 36,
     "18": np.isclose(_llama3, _omega / 8, rtol=1e-15, atol=0).sum() == 18
           == sum(2 * math.pi * 10000 ** (2 * k / 128) > 4096 for k in range(64)),
+    # notebook 14: Gemma 3 27B (D = 128): global base 1000000 × 8 over its context of 131072; base 10000 over it
+    "27": sum(2 * math.pi * 8 * 1e6 ** (2 * k / 128) > 131072 for k in range(64)) == 27
+          and sum(2 * math.pi * 10000 ** (2 * k / 128) <= 131072 for k in range(64)) == 64,
 }
 #: Settings the cards choose (lengths, bases, head counts, notebook numbers), not results.
 #: (1000 also stands for PI's "within 1000 steps", a published count that no formula gives.)
 SETTINGS = {"10", "100", "1000", "10000", "08", "11", "12", "16", "32", "64", "128", "256", "2048", "0.1", "500000",
-            "4096", "512"}
+            "4096", "512",
+            # notebook 14: Gemma 3's global base, window and context; Llama 4's floor_scale default is the "8192" above
+            "1000000", "1024", "131072"}
 
 
 def test_every_number_on_the_cards_is_right():

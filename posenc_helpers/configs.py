@@ -662,7 +662,7 @@ def llama4_query_temperature(positions, *, attn_scale=0.1, floor_scale=8192):
 
     1 + attn_scale · ln(1 + ⌊(p + 1)/floor_scale⌋), from transformers 5's ``Llama4TextAttention.forward``: exactly
     1 for the first floor_scale − 1 positions, then growing like a logarithm.
-    Written for the per-layer lesson of issue 16 (notebook 14).
+    Taught in notebooks/14-position-per-layer.ipynb.
 
     >>> llama4_query_temperature([0, 8190, 8191, 16383]).round(4)
     array([1.    , 1.    , 1.0693, 1.1099])
@@ -678,7 +678,7 @@ def llama_4_scaling_temperature(positions, *, beta, original_max_position):
 
     From transformers 5's ``get_llama_4_attn_scale`` (models/ministral3/modeling_ministral3.py), with
     β = ``rope_parameters["llama_4_scaling_beta"]``. Unlike Llama 4's, it uses p (not p + 1) and acts on every
-    layer. Written for the per-layer lesson of issue 16 (notebook 14).
+    layer. Taught in notebooks/14-position-per-layer.ipynb.
 
     >>> llama_4_scaling_temperature([0, 16383, 16384], beta=0.1, original_max_position=16384).round(4)
     array([1.    , 1.    , 1.0693])
@@ -1122,7 +1122,7 @@ def per_layer(config) -> bool:
     """True when a config needs :func:`layer_positions`: its layers (or its attention) differ from Llama's.
 
     That is: a key only per-layer designs use, a ``model_type`` whose code differs, or a nested
-    ``rope_parameters``. Written for the per-layer lesson of issue 16 (notebook 14).
+    ``rope_parameters``. Taught in notebooks/14-position-per-layer.ipynb.
 
     >>> per_layer({"head_dim": 64, "rope_theta": 1e4}), per_layer({"head_dim": 64, "no_rope_layers": [1, 1, 1, 0]})
     (False, True)
@@ -1160,7 +1160,7 @@ def layer_positions(config) -> list[LayerPositions]:
     ``llama_4_scaling_beta`` (Ministral 3) and ``query_pre_attn_scalar`` (Gemma). A multimodal config is read
     from its ``text_config``. What the reader does not understand raises a ValueError naming the key; each
     default it falls back to is listed by :func:`describe_config`.
-    Written for the per-layer lesson of issue 16 (notebook 14).
+    Taught in notebooks/14-position-per-layer.ipynb.
 
     >>> cfg = {"model_type": "gemma3_text", "num_hidden_layers": 6, "head_dim": 4, "sliding_window": 1024,
     ...        "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},

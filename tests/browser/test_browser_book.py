@@ -102,8 +102,8 @@ def test_book_page(page, book_server, artifacts, name):
     assert broken == []
     assert page.locator("article img").count() > 0
 
-    # the sidebar lists every notebook, by its title
-    sidebar = page.locator("nav.bd-links").inner_text()
+    # the sidebar lists every notebook, by its title (Sphinx's smart quotes turn ' into ’)
+    sidebar = page.locator("nav.bd-links").inner_text().replace("\u2019", "'")
     for entry in nav.entries(ROOT):
         assert entry.title in sidebar, f"{entry.title!r} missing from the sidebar"
 

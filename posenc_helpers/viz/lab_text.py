@@ -164,4 +164,7 @@ def make_position_figure(res=None):
     return fig
 
 
-FIGURES = {"15-bits-vs-length": make_bits_figure, "15-loss-by-position": make_position_figure}
+#: Not registered yet: tests/test_generated.py requires a notebook that shows every figure, and
+#: notebooks/15 does not exist yet. When it does, register them here and run ``make figures``:
+#: {"15-bits-vs-length": make_bits_figure, "15-loss-by-position": make_position_figure}
+FIGURES: dict = {}

@@ -50,7 +50,7 @@ HERE = pathlib.Path(__file__).parent
 TEXT_PATH = HERE / "data" / "tragedies.txt"
 RESULTS_PATH = HERE / "text_results.json"
 
-#: The budget every scheme gets: about a minute per model on one core.
+#: The budget every scheme gets (its cost per model: train_seconds_cpu in the results file).
 DEFAULTS = {"train_len": 64, "steps": 2500, "batch": 32, "lr": 3e-3, "d_model": 64, "heads": 4, "layers": 2}
 
 #: Sweep seeds; the slow claim test trains HELD_OUT_SEED, which no sweep or notebook uses.

@@ -34,7 +34,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-__all__ = ["TASKS", "EXTRA_TASKS", "ALL_TASKS", "TASK_TITLES", "check_task", "make_batch", "chance"]
+__all__ = [
+    "TASKS", "EXTRA_TASKS", "ALL_TASKS", "TASK_TITLES", "check_task", "make_batch", "chance", "windows",
+]
 
 #: The headline tasks: every scheme learns them at the training length within the default budget.
 TASKS = ("prev", "first")
@@ -122,3 +124,22 @@ def chance(task, vocab) -> float:
     """
     task = check_task(task)
     return 2.0 / vocab if task == "recall" else 1.0 / vocab
+
+
+def windows(text, key, *, batch, length):
+    """``batch`` random windows of a token array, for next-token language modelling.
+
+    Each window is ``length`` + 1 consecutive tokens of ``text`` starting at a
+    uniform random offset; the model reads the first ``length`` and predicts
+    the last ``length``: tokens[b, t] = text[s_b + t], target[b, t] =
+    text[s_b + t + 1], every position scored. Used by notebooks/15-lab-on-real-text.ipynb.
+
+    >>> tokens, target, mask = windows(jnp.arange(100), jax.random.key(0), batch=2, length=4)
+    >>> bool((target[:, :-1] == tokens[:, 1:]).all()), tokens.shape, bool(mask.all())
+    (True, (2, 4), True)
+    """
+    # s_b ~ uniform{0, …, len(text) − length − 1}: (batch,)
+    starts = jax.random.randint(key, (batch,), 0, text.shape[0] - length)
+    idx = starts[:, None] + jnp.arange(length + 1)
+    chunk = text[idx]
+    return chunk[:, :-1], chunk[:, 1:], jnp.ones((batch, length), dtype=bool)

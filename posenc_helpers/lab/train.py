@@ -18,9 +18,9 @@ import optax
 
 from .. import _validate as v
 from .model import Config, check_scheme, init, loss_fn
-from .tasks import check_task, make_batch
+from .tasks import check_task, make_batch, windows
 
-__all__ = ["Run", "DEFAULTS", "train", "STEPS_PER_CALL"]
+__all__ = ["Run", "DEFAULTS", "train", "fit", "STEPS_PER_CALL"]
 
 #: The notebook's budget: what every scheme gets on every headline task.
 DEFAULTS = {"train_len": 32, "steps": 1000, "batch": 32, "lr": 3e-3, "warmup": 50, "weight_decay": 0.01}
@@ -49,15 +49,23 @@ def _schedule(lr, warmup, steps):
 
 
 @functools.partial(jax.jit, static_argnames=("config", "task", "batch", "n", "optimizer"))
-def _train_chunk(params, opt_state, key, step0, *, config, task, batch, n, optimizer):
-    """``n`` optimiser steps in one compiled ``lax.scan``; returns the new state and the n losses."""
+def _train_chunk(params, opt_state, key, step0, text=None, *, config, task, batch, n, optimizer):
+    """``n`` optimiser steps in one compiled ``lax.scan``; returns the new state and the n losses.
+
+    ``task="text"`` trains a language model on windows of the token array
+    ``text`` (see :func:`.tasks.windows`); any other task ignores ``text``.
+    """
 
     def step(carry, i):
         params, opt_state = carry
         # a fresh batch per step from fold_in(key, step): (batch, train_len) each
-        tokens, target, mask = make_batch(
-            task, jax.random.fold_in(key, step0 + i), batch=batch, length=config.train_len, vocab=config.vocab
-        )
+        step_key = jax.random.fold_in(key, step0 + i)
+        if task == "text":
+            tokens, target, mask = windows(text, step_key, batch=batch, length=config.train_len)
+        else:
+            tokens, target, mask = make_batch(
+                task, step_key, batch=batch, length=config.train_len, vocab=config.vocab
+            )
         loss, grads = jax.value_and_grad(loss_fn)(params, tokens, target, mask, config)
         updates, opt_state = optimizer.update(grads, opt_state, params)
         return (optax.apply_updates(params, updates), opt_state), loss
@@ -133,21 +141,34 @@ def train(
     if vocab is None:
         vocab = 32 if task == "recall" else 16
     config = Config(scheme=scheme, vocab=vocab, d_model=d_model, heads=heads, layers=layers, train_len=train_len)
+    params, losses = fit(config, task, seed=seed, steps=steps, batch=batch, lr=lr, progress=progress)
+    return Run(scheme, task, train_len, params, losses, config, seed, steps)
+
+
+def fit(config, task, *, seed, steps, batch, lr, progress, text=None, desc=None):
+    """The training loop behind :func:`train`: ``(params, losses)`` for a fresh model of ``config``.
+
+    ``task`` is a task name, or ``"text"`` with ``text`` a 1-D array of token
+    ids to train a next-token language model on (every position scored).
+    """
     init_key, data_key = jax.random.split(jax.random.key(seed))
     params = init(init_key, config)
     optimizer = _Optimizer(lr, DEFAULTS["warmup"], steps, DEFAULTS["weight_decay"])
     opt_state = optimizer.init(params)
+    if text is not None:
+        text = jnp.asarray(text, dtype=jnp.int32)
     bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=steps, desc=f"{scheme} on {task}", unit="step")
+        bar = tqdm(total=steps, desc=desc or f"{config.scheme} on {task}", unit="step")
     losses = []
     done = 0
     while done < steps:
         n = min(STEPS_PER_CALL, steps - done)
         params, opt_state, chunk = _train_chunk(
-            params, opt_state, data_key, done, config=config, task=task, batch=batch, n=n, optimizer=optimizer
+            params, opt_state, data_key, done, text,
+            config=config, task=task, batch=batch, n=n, optimizer=optimizer,
         )
         losses.append(np.asarray(chunk))
         done += n
@@ -156,4 +177,4 @@ def train(
             bar.set_postfix(loss=f"{float(chunk[-1]):.3f}")
     if bar is not None:
         bar.close()
-    return Run(scheme, task, train_len, params, np.concatenate(losses), config, seed, steps)
+    return params, np.concatenate(losses)

@@ -1,0 +1,463 @@
+"""The lab on real text: character-level language models per scheme, trained short and read long.
+
+The text is seven Shakespeare tragedies shipped in ``data/tragedies.txt`` (see
+``data/README.md`` for the source and licence); nothing is downloaded. The
+vocabulary is the text's distinct characters; the first 90 % (by position) is
+the training text and the last 10 % the validation text. The model is the lab's
+(:mod:`.model`), trained by the lab's loop (:func:`.train.fit`) as a next-character
+language model on random windows of ``train_len`` characters, every position
+scored. Evaluation follows Press et al. (2022): the validation text is cut into
+non-overlapping windows of T characters and the loss is averaged over every
+position, in bits per character. Taught in notebooks/15-lab-on-real-text.ipynb.
+
+``python -m posenc_helpers.lab.text`` runs the sweep (every scheme, several
+seeds, two worker processes) and writes ``text_results.json``.
+
+>>> len(VOCAB), decode(encode("To be, or not to be")) == "To be, or not to be"
+(73, True)
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import numbers
+import os
+import pathlib
+import platform
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _validate as v
+from ..core import frequencies
+from ..scaling import scaled_frequencies, yarn_attention_factor
+from .model import Config, check_scheme, forward
+from .tasks import windows
+from .train import Run, _seed, fit
+
+__all__ = [
+    "TEXT_PATH", "RESULTS_PATH", "VOCAB", "DEFAULTS", "SEEDS", "HELD_OUT_SEED", "FACTORS", "METHODS",
+    "YARN_BETA", "text", "encode", "decode", "split", "batch", "unigram_bits", "train", "bits_per_char",
+    "loss_by_position", "generate", "rope_omega", "sweep_row", "sweep", "save", "load", "main",
+]
+
+HERE = pathlib.Path(__file__).parent
+TEXT_PATH = HERE / "data" / "tragedies.txt"
+RESULTS_PATH = HERE / "text_results.json"
+
+#: The budget every scheme gets (its cost per model: train_seconds_cpu in the results file).
+DEFAULTS = {"train_len": 64, "steps": 2500, "batch": 32, "lr": 3e-3, "d_model": 64, "heads": 4, "layers": 2}
+
+#: Sweep seeds; the slow claim test trains HELD_OUT_SEED, which no sweep or notebook uses.
+SEEDS = (0, 1, 2)
+HELD_OUT_SEED = 7
+
+#: Inference lengths as multiples of the training length L.
+FACTORS = (1, 2, 4, 8, 16)
+
+#: Test-time RoPE rescalings (no fine-tuning), from posenc_helpers.scaling.
+METHODS = ("pi", "ntk", "yarn")
+
+#: YaRN's ramp scaled to this model, as Llama 3.1's rule: (α, β) = (1, 4) turns within L.
+YARN_BETA = (1.0, 4.0)
+
+#: Validation tokens per evaluation batch (windows per batch = this ÷ T).
+_EVAL_TOKENS = 8192
+
+
+@functools.cache
+def text() -> str:
+    """The whole text, as shipped."""
+    return TEXT_PATH.read_text(encoding="ascii")
+
+
+#: The character vocabulary: the text's distinct characters, sorted by code point.
+VOCAB = "".join(sorted(set(text())))
+_INDEX = {c: i for i, c in enumerate(VOCAB)}
+
+
+def encode(s) -> np.ndarray:
+    """Character ids of the string ``s``: (len(s),) int32. A character outside VOCAB is a ValueError.
+
+    >>> encode("ab").tolist(), VOCAB[0] == "\\n"
+    ([46, 47], True)
+    """
+    if not isinstance(s, str):
+        raise TypeError(f"the text to encode must be a string, got {type(s).__name__}")
+    bad = sorted(set(s) - set(_INDEX))
+    if bad:
+        raise ValueError(f"characters outside the vocabulary: {''.join(bad)!r}")
+    return np.array([_INDEX[c] for c in s], dtype=np.int32)
+
+
+def decode(ids) -> str:
+    """The string of character ids ``ids`` (inverse of :func:`encode`)."""
+    return "".join(VOCAB[int(i)] for i in np.asarray(ids).ravel())
+
+
+@functools.cache
+def split() -> tuple[np.ndarray, np.ndarray]:
+    """``(train, validation)`` ids: the first 90 % of the text by position, and the rest. Not shuffled."""
+    ids = encode(text())
+    # cut = ⌊0.9 · N⌋
+    cut = int(0.9 * ids.size)
+    return ids[:cut], ids[cut:]
+
+
+def batch(seed=0, *, length=DEFAULTS["train_len"], size=DEFAULTS["batch"], step=0):
+    """The training batch ``(tokens, target)`` of ``size`` windows of ``length`` characters at ``step``.
+
+    Exactly what :func:`train` with this ``seed`` sees at ``step``: windows of
+    the training text at offsets drawn from fold_in(data_key, step);
+    target[b, t] = tokens[b, t + 1] for t < length − 1.
+
+    >>> tokens, target = batch(0, length=8, size=3)
+    >>> tokens.shape, bool((target[:, :-1] == tokens[:, 1:]).all())
+    ((3, 8), True)
+    """
+    seed = _seed(seed)
+    length = _length(length)
+    size = v.positive_int("size", size)
+    _, data_key = jax.random.split(jax.random.key(seed))
+    tokens, target, _ = windows(
+        jnp.asarray(split()[0]), jax.random.fold_in(data_key, step), batch=size, length=length
+    )
+    return np.asarray(tokens), np.asarray(target)
+
+
+def unigram_bits() -> float:
+    """Bits per character on the validation text of the best model that ignores context.
+
+    That model predicts every character with its frequency in the training
+    text: −mean over validation characters c of log₂ p_train(c). Every
+    character of the validation text occurs in the training text.
+    """
+    train_ids, val_ids = split()
+    counts = np.bincount(train_ids, minlength=len(VOCAB)).astype(float)
+    # −(1/N) Σ log₂ p_train(c_i)
+    return float(-np.log2(counts[val_ids] / counts.sum()).mean())
+
+
+def _length(length) -> int:
+    if isinstance(length, bool) or not isinstance(length, (numbers.Integral, np.integer)) or length < 2:
+        raise ValueError(f"length must be an integer of at least 2, got {length!r}")
+    return int(length)
+
+
+def _lengths(lengths) -> list[int]:
+    if isinstance(lengths, (numbers.Integral, np.integer)) and not isinstance(lengths, bool):
+        lengths = [lengths]
+    try:
+        items = list(lengths)
+    except TypeError:
+        raise TypeError(f"lengths must be an integer or a list of integers, got {lengths!r}") from None
+    if not items:
+        raise ValueError("lengths must hold at least one length, got an empty list")
+    return [_length(n) for n in items]
+
+
+def train(
+    scheme,
+    *,
+    seed=0,
+    train_len=DEFAULTS["train_len"],
+    steps=DEFAULTS["steps"],
+    progress=True,
+    batch=DEFAULTS["batch"],
+    lr=DEFAULTS["lr"],
+    d_model=DEFAULTS["d_model"],
+    heads=DEFAULTS["heads"],
+    layers=DEFAULTS["layers"],
+) -> Run:
+    """Train a character-level language model with ``scheme`` on the training text; returns a Run.
+
+    The lab's model and loop (AdamW, warm-up, cosine decay), with batches of
+    ``batch`` random windows of ``train_len`` characters and the loss averaged
+    over every position. ``seed`` fixes the initial parameters and every batch.
+
+    >>> run = train("alibi", steps=10, train_len=16, progress=False)
+    >>> run.task, run.losses.shape, run.params["embed"].shape
+    ('text', (10,), (73, 64))
+    """
+    scheme = check_scheme(scheme)
+    train_len = _length(train_len)
+    steps = v.positive_int("steps", steps)
+    batch = v.positive_int("batch", batch)
+    seed = _seed(seed)
+    lr = v.real_scalar("lr", lr)
+    config = Config(
+        scheme=scheme, vocab=len(VOCAB), d_model=d_model, heads=heads, layers=layers, train_len=train_len
+    )
+    params, losses = fit(
+        config, "text", seed=seed, steps=steps, batch=batch, lr=lr, progress=progress,
+        text=split()[0], desc=f"{scheme} on text",
+    )
+    return Run(scheme, "text", train_len, params, losses, config, seed, steps)
+
+
+def rope_omega(run, method, factor) -> tuple[np.ndarray, float]:
+    """``(omega, logit_scale)`` for a RoPE run read at ``factor`` × L with test-time ``method``.
+
+    ``None``: the trained frequencies. ``"pi"``: ω_k/s. ``"ntk"``: NTK-aware
+    base. ``"yarn"``: YaRN's ramp with (α, β) = :data:`YARN_BETA` turns within
+    L = train_len (the ramp counts turns within L, so LLaMA's β = 32 at L = 4,096
+    would leave no pair of this model unscaled), and its temperature
+    (0.1·ln s + 1)² on the logits.
+    """
+    config = run.config
+    if config.scheme != "rope":
+        raise ValueError(f"method needs a RoPE model, got scheme {config.scheme!r}")
+    if method is None or factor <= 1:
+        return frequencies(config.head_dim, config.base), 1.0
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))} or None, got {method!r}")
+    alpha, beta = YARN_BETA
+    omega = scaled_frequencies(
+        config.head_dim, config.base, method, factor, original_max_position=run.train_len,
+        beta_slow=alpha, beta_fast=beta,
+    )
+    scale = yarn_attention_factor(factor) ** 2 if method == "yarn" else 1.0
+    return omega, scale
+
+
+@functools.partial(jax.jit, static_argnames=("config",))
+def _nll(params, tokens, target, omega, logit_scale, *, config):
+    logits = forward(params, tokens, config, omega=omega, logit_scale=logit_scale)
+    # −log p(target) in nats: (batch, T)
+    return -jnp.take_along_axis(jax.nn.log_softmax(logits), target[..., None], axis=-1)[..., 0]
+
+
+def _window_nll(run, T, method) -> np.ndarray:
+    """Loss in bits at every position of every non-overlapping validation window of T: (windows, T)."""
+    config = run.config
+    if method is not None and config.scheme != "rope":
+        raise ValueError(f"method needs a RoPE model, got scheme {config.scheme!r} and method {method!r}")
+    if config.scheme == "rope":
+        omega, scale = rope_omega(run, method, T / run.train_len)
+    else:
+        omega, scale = np.zeros(config.head_dim // 2), 1.0
+    val = split()[1]
+    # window w reads val[wT : (w+1)T] and predicts val[wT + 1 : (w+1)T + 1]
+    n = (val.size - 1) // T
+    tokens = val[: n * T].reshape(n, T)
+    target = val[1 : n * T + 1].reshape(n, T)
+    size = max(1, _EVAL_TOKENS // T)
+    out = []
+    for i in range(0, n, size):
+        tk, tg = tokens[i : i + size], target[i : i + size]
+        pad = size - tk.shape[0]  # one batch shape per T: pad the last batch, then drop the padding
+        if pad:
+            tk, tg = np.concatenate([tk, tk[:pad]]), np.concatenate([tg, tg[:pad]])
+        nll = _nll(
+            run.params, jnp.asarray(tk), jnp.asarray(tg), jnp.asarray(omega, jnp.float32),
+            jnp.float32(scale), config=config,
+        )
+        out.append(np.asarray(nll, dtype=np.float64)[: size - pad])
+    return np.concatenate(out) / math.log(2)
+
+
+def bits_per_char(run, lengths, *, method=None) -> np.ndarray:
+    """Mean validation loss in bits per character at each inference length T: one number per length.
+
+    The validation text is cut into non-overlapping windows of T characters;
+    each window's T next-character losses are averaged over every position and
+    every window (Press et al. 2022's non-overlapping evaluation). NaN where the
+    scheme cannot run: the learned table past L. ``method`` ("pi", "ntk",
+    "yarn") rescales a RoPE model's frequencies by s = T / L, with no training.
+    Perplexity per character is 2 ** bits.
+
+    >>> run = train("learned", steps=10, train_len=16, progress=False)
+    >>> bpc = bits_per_char(run, [16, 32])
+    >>> bool(np.isnan(bpc[1])), bool(bpc[0] > 0)
+    (True, True)
+    """
+    out = np.full(len(_lengths(lengths)), np.nan)
+    for i, T in enumerate(_lengths(lengths)):
+        if run.config.scheme == "learned" and T > run.train_len:
+            continue  # cannot run: the table has train_len rows
+        out[i] = _window_nll(run, T, method).mean()
+    return out
+
+
+def loss_by_position(run, length, *, method=None) -> np.ndarray:
+    """Loss in bits at each position t = 0 … length − 1, averaged over validation windows: (length,).
+
+    All NaN for the learned table past L.
+    """
+    T = _length(length)
+    if run.config.scheme == "learned" and T > run.train_len:
+        return np.full(T, np.nan)
+    return _window_nll(run, T, method).mean(0)
+
+
+@functools.partial(jax.jit, static_argnames=("config",))
+def _next_logits(params, window, last, *, config):
+    return forward(params, window[None], config)[0, last]
+
+
+def generate(run, prompt, n, *, seed=0) -> str:
+    """``n`` characters sampled from ``run`` after ``prompt``, at temperature 1.
+
+    The model reads at most the last ``train_len`` characters (its training
+    length), so every scheme can generate. Seeded: the same seed and machine
+    give the same text.
+
+    >>> run = train("rope", steps=10, train_len=16, progress=False)
+    >>> len(generate(run, "ROMEO.", 5))
+    5
+    >>> generate(run, "ROMEO. \\u00e9", 5)
+    Traceback (most recent call last):
+    ...
+    ValueError: prompt has characters outside the vocabulary: '\\xe9'
+    """
+    if not isinstance(prompt, str) or not prompt:
+        raise ValueError(f"prompt must be a non-empty string, got {prompt!r}")
+    bad = sorted(set(prompt) - set(_INDEX))
+    if bad:
+        raise ValueError(f"prompt has characters outside the vocabulary: {''.join(bad)!r}")
+    n = v.positive_int("n", n)
+    seed = _seed(seed)
+    L = run.train_len
+    ids = list(encode(prompt))
+    key = jax.random.key(seed)
+    out = []
+    for i in range(n):
+        context = ids[-L:]
+        # right-pad to L: the causal mask keeps the padding out of position len(context) − 1
+        window = np.zeros(L, dtype=np.int32)
+        window[: len(context)] = context
+        logits = _next_logits(run.params, jnp.asarray(window), len(context) - 1, config=run.config)
+        nxt = int(jax.random.categorical(jax.random.fold_in(key, i), logits))
+        ids.append(nxt)
+        out.append(nxt)
+    return decode(out)
+
+
+# ---- the sweep ---------------------------------------------------------------------------------
+
+
+def sweep_row(scheme, seed, *, steps=DEFAULTS["steps"], train_len=DEFAULTS["train_len"]) -> dict:
+    """Train one (scheme, seed) and evaluate it: one row of the results file."""
+    t0 = time.process_time()
+    w0 = time.perf_counter()
+    run = train(scheme, seed=seed, steps=steps, train_len=train_len, progress=False)
+    train_cpu, train_wall = time.process_time() - t0, time.perf_counter() - w0
+    lengths = [f * train_len for f in FACTORS]
+    row = {
+        "scheme": scheme,
+        "seed": seed,
+        "final_train_bits": float(run.losses[-50:].mean() / math.log(2)),
+        "bits": bits_per_char(run, lengths).tolist(),
+        "by_position": loss_by_position(run, 8 * train_len).tolist(),
+        "train_seconds_cpu": round(train_cpu, 1),
+        "train_seconds_wall": round(train_wall, 1),
+    }
+    if scheme == "rope":
+        row["scaled"] = {m: bits_per_char(run, lengths, method=m).tolist() for m in METHODS}
+    return row
+
+
+def _versions() -> dict:
+    from importlib.metadata import version
+
+    out = {"python": platform.python_version()}
+    for name in ("jax", "jaxlib", "optax", "numpy"):
+        out[name] = version(name)
+    return out
+
+
+def sweep(seeds=SEEDS, *, schemes=None, workers=2, log=print) -> dict:
+    """Every (scheme, seed) in a pool of ``workers`` processes; the results-file dictionary."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    schemes = tuple(schemes or _schemes())
+    jobs = [(s, seed) for seed in seeds for s in schemes]
+    # one thread per worker, so two workers use two cores without fighting
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
+    w0 = time.perf_counter()
+    rows = []
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(sweep_row, s, seed) for s, seed in jobs]
+        for f in futures:
+            rows.append(f.result())
+            if log:
+                r = rows[-1]
+                log(f"{r['scheme']:>10} seed {r['seed']}: {np.round(r['bits'], 3)} ({r['train_seconds_wall']} s)")
+    wall = time.perf_counter() - w0
+    L = DEFAULTS["train_len"]
+    return {
+        "about": "Character-level LMs on data/tragedies.txt; bits per character on the validation text, "
+        "non-overlapping windows of T. Regenerate: python -m posenc_helpers.lab.text",
+        "defaults": dict(DEFAULTS),
+        "seeds": list(seeds),
+        "schemes": list(schemes),
+        "lengths": [f * L for f in FACTORS],
+        "by_position_length": 8 * L,
+        "methods": list(METHODS),
+        "yarn_beta": list(YARN_BETA),
+        "unigram_bits": unigram_bits(),
+        "vocab_size": len(VOCAB),
+        "versions": _versions(),
+        "workers": workers,
+        "sweep_seconds_wall": round(wall, 1),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "rows": rows,
+    }
+
+
+def _schemes():
+    from .model import SCHEMES
+
+    return SCHEMES
+
+
+def _clean(x):
+    if isinstance(x, float):
+        return None if math.isnan(x) else round(x, 5)
+    if isinstance(x, list):
+        return [_clean(y) for y in x]
+    if isinstance(x, dict):
+        return {k: _clean(y) for k, y in x.items()}
+    return x
+
+
+def save(table, path=RESULTS_PATH) -> None:
+    """Write the sweep as JSON (NaN as null, 5 decimals)."""
+    pathlib.Path(path).write_text(json.dumps(_clean(table), indent=1) + "\n")
+
+
+def load(path=RESULTS_PATH) -> dict:
+    """Read the sweep; ``bits[scheme]`` is an array (seeds, lengths) with NaN where null."""
+    table = json.loads(pathlib.Path(path).read_text())
+    nan = lambda xs: np.array([np.nan if x is None else x for x in xs], dtype=float)  # noqa: E731
+    by = {}
+    for r in table["rows"]:
+        by.setdefault(r["scheme"], []).append(r)
+    table["bits"] = {s: np.stack([nan(r["bits"]) for r in rs]) for s, rs in by.items()}
+    table["by_position"] = {s: np.stack([nan(r["by_position"]) for r in rs]) for s, rs in by.items()}
+    if "rope" in by:
+        table["scaled"] = {
+            m: np.stack([nan(r["scaled"][m]) for r in by["rope"]]) for m in table["methods"]
+        }
+    return table
+
+
+def main(argv=None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    workers = int(argv[0]) if argv else 2
+    table = sweep(workers=workers)
+    save(table)
+    print(f"wrote {RESULTS_PATH} in {table['sweep_seconds_wall']} s, load average {table['load_average']}")
+
+
+if __name__ == "__main__":
+    # run the module's own functions (not __main__'s), so the worker processes can find them
+    from posenc_helpers.lab.text import main as _main
+
+    _main()

@@ -1,0 +1,170 @@
+"""The figures of the lab on real text: bits per character against inference length, and by position.
+
+Taught in notebooks/15-lab-on-real-text.ipynb. Every function takes numbers and
+draws; nothing here trains. The ``make_*`` functions read the shipped sweep,
+``posenc_helpers/lab/text_results.json`` (regenerate with
+``python -m posenc_helpers.lab.text``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import new_figure, styled
+from .lab import METHOD_STYLE, SCHEME_STYLE
+
+__all__ = [
+    "plot_bits_vs_length",
+    "plot_loss_by_position",
+    "summarise",
+    "make_bits_figure",
+    "make_position_figure",
+    "FIGURES",
+]
+
+
+def summarise(bits) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(mean, low, high)`` over seeds (axis 0) of an array (seeds, ...); NaN stays NaN.
+
+    >>> m, lo, hi = summarise(np.array([[1.0, np.nan], [3.0, np.nan]]))
+    >>> m.tolist(), lo.tolist(), hi.tolist()
+    ([2.0, nan], [1.0, nan], [3.0, nan])
+    """
+    bits = np.asarray(bits, dtype=float)
+    if np.isnan(bits).all(axis=0).any():
+        out = np.full((3,) + bits.shape[1:], np.nan)
+        ok = ~np.isnan(bits).all(axis=0)
+        out[0][ok] = bits[:, ok].mean(0)
+        out[1][ok] = bits[:, ok].min(0)
+        out[2][ok] = bits[:, ok].max(0)
+        return out[0], out[1], out[2]
+    return bits.mean(0), bits.min(0), bits.max(0)
+
+
+def _shade_beyond(ax, train_len, right):
+    ax.axvspan(train_len, right, color="0.9", zorder=0)
+    ax.axvline(train_len, color="0.5", linewidth=1)
+
+
+def plot_bits_vs_length(ax, lengths, bits, train_len, *, spread=None, unigram=None, styles=None, title="") -> dict:
+    """Bits per character against inference length T, one line per scheme; the region past L shaded.
+
+    ``bits`` maps a name (a scheme, or a scaling method with ``styles=METHOD_STYLE``)
+    to values at ``lengths`` (NaN: cannot run, left out of the line);
+    ``spread`` maps a name to ``(low, high)``, drawn as a band (the range over
+    seeds). ``unigram`` draws the context-free baseline. Returns the lines by name.
+
+    >>> fig, ax = new_figure()
+    >>> h = plot_bits_vs_length(ax, [64, 128], {"alibi": [2.1, 2.0]}, 64)
+    >>> h["alibi"].get_ydata().tolist()
+    [2.1, 2.0]
+    """
+    lengths = np.asarray(lengths)
+    lines = {}
+    for name, values in bits.items():
+        if styles is None:
+            label, colour, ls, marker = SCHEME_STYLE[name]
+        else:
+            (label, colour, ls), marker = styles[name], "."
+        (lines[name],) = ax.plot(lengths, np.asarray(values, dtype=float), ls, color=colour, marker=marker, label=label)
+        if spread is not None and name in spread:
+            low, high = spread[name]
+            ax.fill_between(lengths, low, high, color=colour, alpha=0.15, linewidth=0)
+    _shade_beyond(ax, train_len, lengths.max() * 1.05)
+    if unigram is not None:
+        ax.axhline(unigram, color="0.4", linewidth=1, linestyle=(0, (1, 3)))
+        ax.text(lengths.min(), unigram, " unigram baseline", ha="left", va="bottom", color="0.3")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(lengths)
+    ax.set_xticklabels([str(n) for n in lengths])
+    ax.set_xlim(lengths.min() * 0.9, lengths.max() * 1.05)
+    ax.set_xlabel("inference length T (characters)")
+    ax.set_ylabel("validation loss (bits per character)")
+    ax.set_title(title)
+    return lines
+
+
+def plot_loss_by_position(ax, curves, train_len, *, title="") -> dict:
+    """Loss at each position t of a long window, one line per scheme; the positions past L shaded.
+
+    ``curves`` maps a scheme to its loss in bits at t = 0 … T − 1 (all NaN:
+    cannot run, nothing drawn). Returns the lines by scheme.
+    """
+    lines = {}
+    right = 1
+    for scheme, values in curves.items():
+        values = np.asarray(values, dtype=float)
+        right = max(right, values.size)
+        if np.isnan(values).all():
+            continue
+        label, colour, ls, _ = SCHEME_STYLE[scheme]
+        (lines[scheme],) = ax.plot(np.arange(values.size), values, ls, color=colour, label=label, linewidth=1.5)
+    _shade_beyond(ax, train_len, right)
+    ax.set_xlim(0, right)
+    ax.set_xlabel("position t inside the window (characters)")
+    ax.set_ylabel("loss at t (bits per character)")
+    ax.set_title(title)
+    return lines
+
+
+def _load():
+    from ..lab.text import load
+
+    return load()
+
+
+@styled
+def make_bits_figure(res=None):
+    """The figure ``figures/15-bits-vs-length.png``: every scheme, and RoPE with test-time rescaling.
+
+    Taught in notebooks/15-lab-on-real-text.ipynb.
+    """
+    res = _load() if res is None else res
+    L = res["defaults"]["train_len"]
+    fig, axes = new_figure(1, 2, figsize=(12.0, 4.6), sharey=True)
+    summary = {s: summarise(b) for s, b in res["bits"].items()}
+    plot_bits_vs_length(
+        axes[0], res["lengths"], {s: m for s, (m, _, _) in summary.items()}, L,
+        spread={s: (lo, hi) for s, (_, lo, hi) in summary.items()}, unigram=res["unigram_bits"],
+        title="every scheme",
+    )
+    scaled = {m: summarise(b) for m, b in res["scaled"].items()}
+    rope = summary["rope"]
+    lines = plot_bits_vs_length(
+        axes[1], res["lengths"], {"rope": rope[0]}, L, spread={"rope": rope[1:]}, unigram=res["unigram_bits"],
+        title="RoPE, rescaled at test time (s = T/L, no fine-tuning)",
+    )
+    lines.update(
+        plot_bits_vs_length(
+            axes[1], res["lengths"], {m: v[0] for m, v in scaled.items()}, L,
+            spread={m: v[1:] for m, v in scaled.items()}, styles=METHOD_STYLE,
+        )
+    )
+    axes[1].set_title("RoPE, rescaled at test time (s = T/L, no fine-tuning)")
+    axes[1].set_ylabel("")
+    for ax in axes:
+        ax.legend(loc="upper left", fontsize="small")
+    n = len(res["seeds"])
+    fig.suptitle(f"Character models trained on windows of {L}, read longer (mean of {n} seeds, band: range)")
+    return fig
+
+
+@styled
+def make_position_figure(res=None):
+    """The figure ``figures/15-loss-by-position.png``: loss at each position of a window of 8L (mean over seeds).
+
+    Taught in notebooks/15-lab-on-real-text.ipynb.
+    """
+    res = _load() if res is None else res
+    L = res["defaults"]["train_len"]
+    fig, ax = new_figure(figsize=(10.0, 4.6))
+    curves = {s: summarise(b)[0] for s, b in res["by_position"].items()}
+    plot_loss_by_position(ax, curves, L, title=f"Inside a window of {res['by_position_length']} characters")
+    ax.legend(loc="upper left", fontsize="small")
+    return fig
+
+
+#: Not registered yet: tests/test_generated.py requires a notebook that shows every figure, and
+#: notebooks/15 does not exist yet. When it does, register them here and run ``make figures``:
+#: {"15-bits-vs-length": make_bits_figure, "15-loss-by-position": make_position_figure}
+FIGURES: dict = {}

@@ -1,0 +1,156 @@
+"""posenc_helpers.lab.text: the vocabulary, the split, the batches, the losses against literal loops, bad input.
+
+The model itself is tested against literal loops in test_lab_model.py; here
+its logits are taken as given and everything text.py adds (windows, targets,
+the loss over every position, the validation windows, bits) is recomputed by
+hand from the text string.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from posenc_helpers.lab import text as T
+from posenc_helpers.lab.model import forward, init
+
+TEXT = T.TEXT_PATH.read_text()
+
+
+@pytest.fixture(scope="module")
+def tiny_runs():
+    # two steps: the parameters hardly matter, only that the code paths agree
+    return {s: T.train(s, steps=2, train_len=8, d_model=16, heads=2, layers=1, progress=False) for s in ("rope", "learned")}
+
+
+def test_the_shipped_text_is_the_documented_file():
+    assert len(TEXT) == 993_274 and len(set(TEXT)) == 73 and TEXT.isascii()
+    assert T.VOCAB == "".join(sorted(set(TEXT))) and len(T.VOCAB) == len(set(T.VOCAB))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(alphabet=sorted(set(TEXT)), max_size=40))
+def test_vocabulary_round_trip(s):
+    ids = T.encode(s)
+    assert T.decode(ids) == s
+    assert all(T.VOCAB[i] == c for i, c in zip(ids.tolist(), s, strict=True))
+
+
+def test_split_is_ninety_ten_by_position():
+    train, val = T.split()
+    n = len(TEXT)
+    assert train.size == math.floor(0.9 * n) and train.size + val.size == n
+    assert T.decode(train) == TEXT[: train.size] and T.decode(val) == TEXT[train.size :]
+
+
+def test_batches_are_windows_of_the_training_text_and_seeded():
+    train_text = TEXT[: T.split()[0].size]
+    tokens, target = T.batch(3, length=12, size=5)
+    assert tokens.shape == target.shape == (5, 12)
+    for row_in, row_out in zip(tokens, target, strict=True):
+        window = T.decode(row_in) + T.decode(row_out[-1:])
+        assert window in train_text  # 13 consecutive characters of the training text
+        assert T.decode(row_out) == window[1:]
+    again, _ = T.batch(3, length=12, size=5)
+    other, _ = T.batch(4, length=12, size=5)
+    later, _ = T.batch(3, length=12, size=5, step=1)
+    assert (again == tokens).all() and not (other == tokens).all() and not (later == tokens).all()
+
+
+def test_the_first_training_loss_is_the_literal_loss_over_every_position():
+    run = T.train("alibi", steps=1, train_len=10, batch=4, d_model=16, heads=2, layers=1, progress=False)
+    # the loss at step 0 is computed on the initial parameters and the seed's batch 0
+    init_key, _ = jax.random.split(jax.random.key(0))
+    params = init(init_key, run.config)
+    tokens, target = T.batch(0, length=10, size=4)
+    logits = np.asarray(forward(params, tokens, run.config), dtype=np.float64)
+    total = 0.0
+    for b in range(4):
+        for t in range(10):
+            row = logits[b, t]
+            total += math.log(sum(math.exp(z - row.max()) for z in row)) + row.max() - row[target[b, t]]
+    assert run.losses[0] == pytest.approx(total / 40, rel=1e-5)
+
+
+def test_bits_per_char_is_the_hand_computed_mean_over_non_overlapping_windows(tiny_runs):
+    run = tiny_runs["rope"]
+    val_text = TEXT[T.split()[0].size :]
+    T_len = 16
+    n = (len(val_text) - 1) // T_len
+    want = []
+    for w in range(0, n, 97):  # every 97th window, by hand; the mean is checked on all of them below
+        inputs = val_text[w * T_len : (w + 1) * T_len]
+        nexts = val_text[w * T_len + 1 : (w + 1) * T_len + 1]
+        logits = np.asarray(forward(run.params, T.encode(inputs)[None], run.config)[0], dtype=np.float64)
+        for t, c in enumerate(nexts):
+            p = np.exp(logits[t] - logits[t].max())
+            want.append(-math.log2(p[T.VOCAB.index(c)] / p.sum()))
+    got = T._window_nll(run, T_len, None)
+    assert got.shape == (n, T_len)
+    np.testing.assert_allclose(got[::97].ravel(), want, rtol=1e-4)
+    assert T.bits_per_char(run, [T_len])[0] == pytest.approx(got.mean())
+    np.testing.assert_allclose(T.loss_by_position(run, T_len), got.mean(0))
+
+
+def test_learned_cannot_run_past_its_table(tiny_runs):
+    bpc = T.bits_per_char(tiny_runs["learned"], [8, 16])
+    assert np.isfinite(bpc[0]) and np.isnan(bpc[1])
+    assert np.isnan(T.loss_by_position(tiny_runs["learned"], 16)).all()
+
+
+def test_rescaling_changes_only_past_L(tiny_runs):
+    run = tiny_runs["rope"]
+    plain = T.bits_per_char(run, [8, 32])
+    for method in T.METHODS:
+        scaled = T.bits_per_char(run, [8, 32], method=method)
+        assert scaled[0] == plain[0] and scaled[1] != plain[1]
+
+
+def test_unigram_baseline_by_hand():
+    cut = T.split()[0].size
+    counts = collections.Counter(TEXT[:cut])
+    total = sum(counts.values())
+    val_text = TEXT[cut:]
+    want = -sum(math.log2(counts[c] / total) for c in val_text) / len(val_text)
+    assert T.unigram_bits() == pytest.approx(want, rel=1e-9)
+
+
+def test_generate_is_seeded_and_in_vocabulary(tiny_runs):
+    for run in tiny_runs.values():  # the learned table too: it reads at most L characters
+        a = T.generate(run, "ROMEO.\n", 30, seed=1)
+        assert len(a) == 30 and set(a) <= set(T.VOCAB)
+        assert T.generate(run, "ROMEO.\n", 30, seed=1) == a
+
+
+def test_bad_input_names_the_argument(tiny_runs):
+    run = tiny_runs["rope"]
+    with pytest.raises(ValueError, match="scheme"):
+        T.train("t5", steps=1, progress=False)
+    with pytest.raises(ValueError, match="length"):
+        T.train("rope", train_len=1, steps=1, progress=False)
+    with pytest.raises(ValueError, match="length"):
+        T.bits_per_char(run, [8, 1])
+    with pytest.raises(ValueError, match="length"):
+        T.loss_by_position(run, 1)
+    with pytest.raises(ValueError, match="prompt"):
+        T.generate(run, "caf\u00e9", 3)
+    with pytest.raises(ValueError, match="prompt"):
+        T.generate(run, "", 3)
+    with pytest.raises(ValueError, match="method"):
+        T.bits_per_char(run, [16], method="dynamic")
+    with pytest.raises(ValueError, match="method"):
+        T.bits_per_char(tiny_runs["learned"], [8], method="pi")
+    with pytest.raises(ValueError, match="steps"):
+        T.train("rope", steps=0, progress=False)
+
+
+def test_training_smoke_the_loss_falls_below_the_unigram_baseline():
+    run = T.train("rope", steps=150, train_len=16, progress=False)
+    first, last = run.losses[:10].mean(), run.losses[-10:].mean()
+    assert last < first and last / math.log(2) < T.unigram_bits()

@@ -1,0 +1,51 @@
+"""posenc_helpers.viz.lab_text: the plots of the lab on real text, on a small made-up sweep with known numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from posenc_helpers.lab.model import SCHEMES
+from posenc_helpers.viz import lab_text as vt
+from posenc_helpers.viz import new_figure
+
+LENGTHS = [64, 128, 256, 512]
+
+
+def fake_results():
+    """Seeds 0 and 1: seed 0 gives 2 + index of the length, seed 1 that + 0.2; learned NaN past L."""
+    bits, by_pos = {}, {}
+    for scheme in SCHEMES:
+        b = np.stack([2.0 + np.arange(4), 2.2 + np.arange(4)])
+        p = np.stack([np.linspace(3, 2, 512), np.linspace(3.2, 2.2, 512)])
+        if scheme == "learned":
+            b[:, 1:] = np.nan
+            p[:] = np.nan
+        bits[scheme], by_pos[scheme] = b, p
+    scaled = {m: np.stack([np.full(4, 2.5), np.full(4, 2.7)]) for m in ("pi", "ntk", "yarn")}
+    return {
+        "defaults": {"train_len": 64}, "lengths": LENGTHS, "seeds": [0, 1], "unigram_bits": 4.9,
+        "bits": bits, "by_position": by_pos, "scaled": scaled, "by_position_length": 512,
+    }
+
+
+def test_summarise_is_mean_min_max_over_seeds_and_keeps_nan():
+    m, lo, hi = vt.summarise(fake_results()["bits"]["learned"])
+    assert m[0] == 2.1 and lo[0] == 2.0 and hi[0] == 2.2 and np.isnan(m[1:]).all()
+
+
+def test_bits_plot_draws_the_given_numbers_with_units():
+    fig, ax = new_figure()
+    lines = vt.plot_bits_vs_length(ax, LENGTHS, {"rope": [2.0, 2.5, 3.0, 4.0]}, 64, unigram=4.9)
+    assert lines["rope"].get_ydata().tolist() == [2.0, 2.5, 3.0, 4.0]
+    assert "characters" in ax.get_xlabel() and "bits per character" in ax.get_ylabel()
+
+
+def test_figures_draw_the_mean_over_seeds():
+    res = fake_results()
+    fig = vt.make_bits_figure(res)
+    ax = fig.axes[0]
+    ys = {line.get_label(): line.get_ydata() for line in ax.get_lines()}
+    np.testing.assert_allclose(ys["RoPE"], [2.1, 3.1, 4.1, 5.1])
+    fig = vt.make_position_figure(res)
+    ys = {line.get_label(): line.get_ydata() for line in fig.axes[0].get_lines()}
+    assert "learned table" not in ys and np.isclose(ys["ALiBi"][0], 3.1)

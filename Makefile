@@ -22,7 +22,7 @@ CONSTRAINTS := $(VENV)/constraints.txt
 LAB_FLAGS := $(ROOT_FLAG) --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 
-.PHONY: install install-lessons install-lab install-book lessons lab test lint lock lock-check binder book notebooks nav figures bench bench-browser lab-results lab-results-extra \
+.PHONY: install install-lessons install-lab install-book lessons lab test lint lock lock-check binder book notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text \
         present citation clean
 
 $(PY):
@@ -155,6 +155,12 @@ lab-results: $(VENV)/.installed
 # (back3, recall) that notebook 12 reads: 5 schemes x 2 tasks x 3 seeds (about 10 minutes on 2 cores).
 lab-results-extra: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.results --extra
+
+# Regenerate posenc_helpers/lab/text_results.json, the lab on real text: character-level models of
+# 5 schemes x 3 seeds on posenc_helpers/lab/data/tragedies.txt (43 minutes measured on a shared,
+# loaded 2-core machine; about 13,000 s of CPU).
+lab-text: $(VENV)/.installed
+	$(PY) -m posenc_helpers.lab.text
 
 # Key press to new figure in a real Chromium, per demo (about 5 minutes).
 bench-browser: $(VENV)/.installed

@@ -86,6 +86,21 @@ def mrope_angles(t, h, w, dim, mrope_section, base=10000.0) -> np.ndarray:
     return pos[..., axis] * omega
 
 
+def _rotate_half_split(x: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """Turn pair k = (x[k], x[k + D/2]) by theta[..., k] (the rotation both M-RoPE layouts share)."""
+    try:
+        np.broadcast_shapes(theta.shape[:-1], x.shape[:-1])
+    except ValueError:
+        raise ValueError(
+            f"the ids (shape {theta.shape[:-1]}) do not broadcast against x.shape[:-1] = {x.shape[:-1]}"
+        ) from None
+    half = x.shape[-1] // 2
+    cos, sin = np.cos(theta), np.sin(theta)
+    a, b = x[..., :half], x[..., half:]
+    # (a, b) -> (a cos θ − b sin θ, a sin θ + b cos θ), with a = x[k], b = x[k + D/2]
+    return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
+
+
 def mrope(x, t, h, w, mrope_section, base=10000.0) -> np.ndarray:
     """Multimodal RoPE as Qwen2-VL ships it: half-split pairs, split between (t, h, w) by ``mrope_section``.
 
@@ -105,17 +120,7 @@ def mrope(x, t, h, w, mrope_section, base=10000.0) -> np.ndarray:
     x = v.vector_array("x", x)
     dim = x.shape[-1]
     theta = mrope_angles(t, h, w, dim, mrope_section, base)
-    try:
-        np.broadcast_shapes(theta.shape[:-1], x.shape[:-1])
-    except ValueError:
-        raise ValueError(
-            f"the ids (shape {theta.shape[:-1]}) do not broadcast against x.shape[:-1] = {x.shape[:-1]}"
-        ) from None
-    half = dim // 2
-    cos, sin = np.cos(theta), np.sin(theta)
-    a, b = x[..., :half], x[..., half:]
-    # (a, b) -> (a cos θ − b sin θ, a sin θ + b cos θ), with a = x[k], b = x[k + D/2]
-    return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
+    return _rotate_half_split(x, theta)
 
 
 
@@ -304,14 +309,4 @@ def mrope_interleaved(x, t, h, w, mrope_section, base=10000.0) -> np.ndarray:
     x = v.vector_array("x", x)
     dim = x.shape[-1]
     theta = mrope_interleaved_angles(t, h, w, dim, mrope_section, base)
-    try:
-        np.broadcast_shapes(theta.shape[:-1], x.shape[:-1])
-    except ValueError:
-        raise ValueError(
-            f"the ids (shape {theta.shape[:-1]}) do not broadcast against x.shape[:-1] = {x.shape[:-1]}"
-        ) from None
-    half = dim // 2
-    cos, sin = np.cos(theta), np.sin(theta)
-    a, b = x[..., :half], x[..., half:]
-    # (a, b) -> (a cos θ − b sin θ, a sin θ + b cos θ), with a = x[k], b = x[k + D/2]
-    return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=-1)
+    return _rotate_half_split(x, theta)

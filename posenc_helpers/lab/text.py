@@ -36,6 +36,7 @@ import numpy as np
 from .. import _validate as v
 from ..core import frequencies
 from ..scaling import scaled_frequencies, yarn_attention_factor
+from .evaluate import _lengths as _lab_lengths
 from .model import Config, check_scheme, forward
 from .tasks import windows
 from .train import Run, _seed, fit
@@ -150,15 +151,8 @@ def _length(length) -> int:
 
 
 def _lengths(lengths) -> list[int]:
-    if isinstance(lengths, (numbers.Integral, np.integer)) and not isinstance(lengths, bool):
-        lengths = [lengths]
-    try:
-        items = list(lengths)
-    except TypeError:
-        raise TypeError(f"lengths must be an integer or a list of integers, got {lengths!r}") from None
-    if not items:
-        raise ValueError("lengths must hold at least one length, got an empty list")
-    return [_length(n) for n in items]
+    # the lab's own list check, then this module's floor of 2 characters
+    return [_length(n) for n in _lab_lengths(lengths)]
 
 
 def train(

@@ -64,6 +64,24 @@ def causal_mask(seq_len) -> np.ndarray:
     return np.tril(np.ones((seq_len, seq_len), dtype=bool))
 
 
+def _scores(x, w_q, w_k, causal) -> np.ndarray:
+    """The checked scores s_ij = q_i·k_j / √d_head, with −∞ on later keys if ``causal``."""
+    causal = _flag("causal", causal)
+    x = _tokens(x)
+    w_q = _projection("w_q", w_q, x.shape[1])
+    w_k = _projection("w_k", w_k, x.shape[1])
+    if w_k.shape != w_q.shape:
+        raise ValueError(f"w_k must have the shape of w_q, {w_q.shape}, got shape {w_k.shape}")
+    # Q = X·W_q, K = X·W_k
+    q, k = x @ w_q, x @ w_k
+    # s_ij = q_i·k_j / √d_head
+    scores = q @ k.T / np.sqrt(w_q.shape[1])
+    if causal:
+        # key j > i is not allowed: e^(−∞) = 0
+        scores = np.where(causal_mask(len(x)), scores, -np.inf)
+    return scores
+
+
 def attention_weights(x, w_q, w_k, causal=False) -> np.ndarray:
     """The attention weights A (tokens × tokens): softmax over keys of q_i·k_j / √d_head.
 
@@ -79,19 +97,7 @@ def attention_weights(x, w_q, w_k, causal=False) -> np.ndarray:
     array([[1.    , 0.    ],
            [0.3302, 0.6698]])
     """
-    causal = _flag("causal", causal)
-    x = _tokens(x)
-    w_q = _projection("w_q", w_q, x.shape[1])
-    w_k = _projection("w_k", w_k, x.shape[1])
-    if w_k.shape != w_q.shape:
-        raise ValueError(f"w_k must have the shape of w_q, {w_q.shape}, got shape {w_k.shape}")
-    # Q = X·W_q, K = X·W_k
-    q, k = x @ w_q, x @ w_k
-    # s_ij = q_i·k_j / √d_head
-    scores = q @ k.T / np.sqrt(w_q.shape[1])
-    if causal:
-        # key j > i is not allowed: e^(−∞) = 0
-        scores = np.where(causal_mask(len(x)), scores, -np.inf)
+    scores = _scores(x, w_q, w_k, causal)
     # A_ij = e^(s_ij) / Σ_l e^(s_il), shifted by the row's maximum (softmax ignores a constant per row)
     e = np.exp(scores - scores.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
@@ -214,15 +220,4 @@ def attention_weights_with_sink(x, w_q, w_k, sink, causal=False) -> np.ndarray:
            [0.2483, 0.5035]])
     >>> # row 0: scores (1/√2, 0), sink 0: e^0.7071 / (e^0.7071 + e^0 + e^0) = 2.0281 / 4.0281 = 0.5035
     """
-    causal = _flag("causal", causal)
-    x = _tokens(x)
-    w_q = _projection("w_q", w_q, x.shape[1])
-    w_k = _projection("w_k", w_k, x.shape[1])
-    if w_k.shape != w_q.shape:
-        raise ValueError(f"w_k must have the shape of w_q, {w_q.shape}, got shape {w_k.shape}")
-    q, k = x @ w_q, x @ w_k
-    # s_ij = q_i·k_j / √d_head
-    scores = q @ k.T / np.sqrt(w_q.shape[1])
-    if causal:
-        scores = np.where(causal_mask(len(x)), scores, -np.inf)
-    return softmax_with_sink(scores, sink)
+    return softmax_with_sink(_scores(x, w_q, w_k, causal), sink)

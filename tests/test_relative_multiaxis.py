@@ -53,6 +53,21 @@ def test_t5_monotone_in_distance_and_capped(setting, bidirectional, data):
         assert t5_bucket(hi, False, num_buckets, max_distance) == 0
 
 
+@pytest.mark.parametrize("bidirectional", [True, False])
+@pytest.mark.parametrize("num_buckets, max_distance", [(32, 128), (32, 64), (16, 128), (64, 256), (8, 20), (128, 1000)])
+def test_t5_every_step_is_monotone_and_every_bucket_below_the_cap_is_used(bidirectional, num_buckets, max_distance):
+    # every distance 0 … 3·max_distance, not a sample: one non-monotone step anywhere fails
+    d = np.arange(0, 3 * max_distance + 1)
+    per_side = num_buckets // 2 if bidirectional else num_buckets
+    past = t5_bucket(-d, bidirectional, num_buckets, max_distance)
+    assert np.all(np.diff(past) >= 0) and past[0] == 0 and past[-1] == per_side - 1
+    # T5 skips no bucket on the past side: 0 … per_side − 1 each occur, in order
+    assert np.array_equal(np.unique(past), np.arange(per_side))
+    if bidirectional:
+        future = t5_bucket(d[1:], True, num_buckets, max_distance)
+        assert np.all(np.diff(future) >= 0) and future[0] == per_side + 1 and future[-1] == num_buckets - 1
+
+
 @settings(max_examples=40, deadline=None)
 @given(setting=bucket_settings, extra=st.integers(0, 10**6))
 def test_t5_everything_past_max_distance_shares_the_last_bucket(setting, extra):

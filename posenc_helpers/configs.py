@@ -1390,10 +1390,13 @@ def bundled_configs(which: str = "classic") -> dict[str, dict]:
 
 
 def bundled_sources(which: str = "classic") -> dict[str, dict]:
-    """Where each bundled config was copied from: ``{"repository", "path", "commit", "note"}`` by name.
+    """Where each bundled config was copied from: ``{"repository", "path", "commit", "note", "cross_checked"}`` by name.
 
-    ``which`` as in :func:`bundled_configs`. An entry with a second copy found also has ``"cross_check"``
-    (repository, path, commit) in the data file.
+    ``which`` as in :func:`bundled_configs`. The note names the second public copies the numbers were checked
+    against (repository, path, commit); ``cross_checked`` is ``"every number"``, ``"some numbers"`` or ``"none"``.
+
+    >>> sorted({s["cross_checked"] for s in bundled_sources("all").values()})
+    ['every number', 'none', 'some numbers']
     """
     return {m["name"]: m["source"] for m in _bundled(which)}
 

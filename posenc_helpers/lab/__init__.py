@@ -37,7 +37,7 @@ from .evaluate import (
 )
 from .model import SCHEME_TITLES, SCHEMES, Config, forward, init
 from .tasks import EXTRA_TASKS, TASK_TITLES, TASKS, chance
-from .train import DEFAULTS, Run, train
+from .train import DEFAULTS, FINETUNE, Run, finetune, initial_params, train
 
 __all__ = [
     "SCHEMES",
@@ -48,11 +48,14 @@ __all__ = [
     "LENGTHS",
     "SCALINGS",
     "DEFAULTS",
+    "FINETUNE",
     "Config",
     "Run",
     "init",
     "forward",
     "train",
+    "finetune",
+    "initial_params",
     "accuracy",
     "evaluate",
     "attention",

@@ -103,11 +103,18 @@ def evaluate(run, lengths, *, seed=0, method=None, factor=None, positions="all")
     ``factor=None`` the factor is each length ÷ the training length (at least 1).
     Entries are NaN only where the scheme cannot run: the learned table past
     its length.
+
+    A fine-tuned run (from :func:`.train.finetune`) is evaluated with the
+    rescaling it was fine-tuned with: ``method=None, factor=None`` then mean
+    its own ``run.method`` at its own ``run.factor`` at every length (pass a
+    method to evaluate it otherwise); ``"beyond"`` is past its original L.
     """
     lengths = _lengths(lengths)
     if positions not in ("all", "beyond"):
         raise ValueError(f"positions must be 'all' or 'beyond', got {positions!r}")
     config = run.config
+    if method is None and factor is None and getattr(run, "factor", None) is not None:
+        method, factor = run.method, run.factor  # a fine-tuned run: its own rescaling
     acc = np.full(len(lengths), np.nan)
     loss = np.full(len(lengths), np.nan)
     for i, T in enumerate(lengths):

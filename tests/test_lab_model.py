@@ -166,6 +166,37 @@ def test_rope_scaling_uses_scaled_frequencies(method):
         np.testing.assert_allclose(omega, frequencies(16) / 4)
 
 
+def test_yarn_thresholds_reach_the_course_helper():
+    # beta_fast/beta_slow go to scaled_frequencies; with β = 4, α = 1 the fastest pair keeps its frequency
+    config = M.Config(scheme="rope", d_model=64, heads=4, train_len=32)
+    run = lab.Run("rope", "prev", 32, None, np.zeros(1), config, 0, 1)
+    omega, scale = lab.rope_scaling(run, "yarn", 4, beta_fast=4.0, beta_slow=1.0)
+    want = scaled_frequencies(16, 10000.0, "yarn", 4, original_max_position=32, beta_fast=4.0, beta_slow=1.0)
+    np.testing.assert_array_equal(omega, want)
+    assert scale == yarn_attention_factor(4) ** 2
+    llama, _ = lab.rope_scaling(run, "yarn", 4)  # the default: the paper's β = 32, α = 1
+    assert omega[0] == frequencies(16)[0] and llama[0] < 0.9 * frequencies(16)[0]
+    for method in ("pi", None):
+        with pytest.raises(ValueError, match="YaRN's thresholds"):
+            lab.rope_scaling(run, method, 4, beta_fast=4.0)
+
+
+def test_evaluate_passes_yarn_thresholds_to_the_model():
+    config = tiny("rope")
+    params = M.init(jax.random.key(8), config)
+    run = lab.Run("rope", "prev", 8, params, np.zeros(1), config, 0, 1)
+    got = lab.evaluate(run, [16], method="yarn", beta_fast=4.0, beta_slow=1.0)["loss"][0]
+    # by hand: the course's YaRN frequencies at s = 2 with (α, β) = (1, 4), temperature (0.1 ln 2 + 1)²
+    omega = scaled_frequencies(8, 10000.0, "yarn", 2, original_max_position=8, beta_fast=4.0, beta_slow=1.0)
+    tokens, target, mask = (np.asarray(a) for a in lab.test_batch("prev", 16))
+    logits = np.asarray(M.forward(params, tokens, config, omega=omega, logit_scale=(0.1 * math.log(2) + 1) ** 2))
+    logp = logits - logits.max(-1, keepdims=True)
+    logp = logp - np.log(np.exp(logp).sum(-1, keepdims=True))
+    nll = -np.take_along_axis(logp, target[..., None], -1)[..., 0]
+    np.testing.assert_allclose(got, (nll * mask).sum() / mask.sum(), rtol=1e-5)
+    assert abs(got - lab.evaluate(run, [16], method="yarn")["loss"][0]) > 1e-4
+
+
 def literal_forward(params, tokens, config, omega=None, logit_scale=1.0):
     """The whole tiny model in float64 numpy, one token, head and (query, key) pair at a time.
 

@@ -3,10 +3,11 @@
 :func:`sweep` trains every scheme on every headline task for each seed at the
 notebook's budget, and evaluates each model at :data:`SWEEP_LENGTHS`, past
 the training length only as well, and (RoPE) with every test-time scaling
-method at every factor in :data:`FACTORS`, no fine-tuning. The three-seed test
-(tests/test_lab_claims.py) runs it; ``make lab-results`` runs it and writes
-``posenc_helpers/lab/results.json`` (a few kB), which the slider demo of
-notebooks/13-trained-heads.ipynb reads, so the demo never trains.
+method at every factor in :data:`FACTORS`, no fine-tuning. ``make lab-results``
+runs it and writes ``posenc_helpers/lab/results.json`` (a few kB), which
+notebook 12's ranges and the slider demo of notebooks/13-trained-heads.ipynb
+read, so neither trains for them. The seed test (tests/test_lab_claims.py)
+trains the same models, and two held-out seeds, in the same pool.
 
 Both sweeps train their models in a pool of worker processes (:func:`pool_map`,
 one per core by default, each with one XLA thread), so two cores train two

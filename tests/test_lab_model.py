@@ -166,14 +166,126 @@ def test_rope_scaling_uses_scaled_frequencies(method):
         np.testing.assert_allclose(omega, frequencies(16) / 4)
 
 
-def test_evaluate_with_omega_changes_only_the_rotation():
-    # PI at factor s on T tokens equals plain RoPE on positions t/s: check on the logits.
+def test_yarn_thresholds_reach_the_course_helper():
+    # beta_fast/beta_slow go to scaled_frequencies; with β = 4, α = 1 the fastest pair keeps its frequency
+    config = M.Config(scheme="rope", d_model=64, heads=4, train_len=32)
+    run = lab.Run("rope", "prev", 32, None, np.zeros(1), config, 0, 1)
+    omega, scale = lab.rope_scaling(run, "yarn", 4, beta_fast=4.0, beta_slow=1.0)
+    want = scaled_frequencies(16, 10000.0, "yarn", 4, original_max_position=32, beta_fast=4.0, beta_slow=1.0)
+    np.testing.assert_array_equal(omega, want)
+    assert scale == yarn_attention_factor(4) ** 2
+    llama, _ = lab.rope_scaling(run, "yarn", 4)  # the default: the paper's β = 32, α = 1
+    assert omega[0] == frequencies(16)[0] and llama[0] < 0.9 * frequencies(16)[0]
+    for method in ("pi", None):
+        with pytest.raises(ValueError, match="YaRN's thresholds"):
+            lab.rope_scaling(run, method, 4, beta_fast=4.0)
+
+
+def test_evaluate_passes_yarn_thresholds_to_the_model():
+    config = tiny("rope")
+    params = M.init(jax.random.key(8), config)
+    run = lab.Run("rope", "prev", 8, params, np.zeros(1), config, 0, 1)
+    got = lab.evaluate(run, [16], method="yarn", beta_fast=4.0, beta_slow=1.0)["loss"][0]
+    # by hand: the course's YaRN frequencies at s = 2 with (α, β) = (1, 4), temperature (0.1 ln 2 + 1)²
+    omega = scaled_frequencies(8, 10000.0, "yarn", 2, original_max_position=8, beta_fast=4.0, beta_slow=1.0)
+    tokens, target, mask = (np.asarray(a) for a in lab.test_batch("prev", 16))
+    logits = np.asarray(M.forward(params, tokens, config, omega=omega, logit_scale=(0.1 * math.log(2) + 1) ** 2))
+    logp = logits - logits.max(-1, keepdims=True)
+    logp = logp - np.log(np.exp(logp).sum(-1, keepdims=True))
+    nll = -np.take_along_axis(logp, target[..., None], -1)[..., 0]
+    np.testing.assert_allclose(got, (nll * mask).sum() / mask.sum(), rtol=1e-5)
+    assert abs(got - lab.evaluate(run, [16], method="yarn")["loss"][0]) > 1e-4
+
+
+def literal_forward(params, tokens, config, omega=None, logit_scale=1.0):
+    """The whole tiny model in float64 numpy, one token, head and (query, key) pair at a time.
+
+    ``omega`` is one frequency per RoPE pair (default: the base's); RoPE turns
+    pair k of q_i and k_j by i·ω_k and j·ω_k; every score q·k/√head_dim is
+    multiplied by ``logit_scale``; ALiBi then adds −m_h·(i − j).
+    """
+    p = jax.tree_util.tree_map(lambda a: np.asarray(a, np.float64), params)
+    d, H = config.d_model, config.heads
+    Dh = d // H
+    if omega is None:
+        omega = [1.0 / config.base ** (2 * k / Dh) for k in range(Dh // 2)]
+
+    def norm(x, g):
+        m = sum(x) / len(x)
+        var = sum((a - m) ** 2 for a in x) / len(x)
+        return np.array([(a - m) / math.sqrt(var + 1e-5) for a in x]) * g["gain"] + g["bias"]
+
+    def turn(x, t):
+        out = list(x)
+        for k in range(Dh // 2):
+            a, b, th = x[2 * k], x[2 * k + 1], t * float(omega[k])
+            out[2 * k], out[2 * k + 1] = a * math.cos(th) - b * math.sin(th), a * math.sin(th) + b * math.cos(th)
+        return out
+
+    def gelu(x):  # jax.nn.gelu's default, the tanh form
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+    slopes = literal_alibi_slopes(H)
+    T = len(tokens)
+    x = [p["embed"][t].copy() for t in tokens]
+    for blk in p["blocks"]:
+        h = [norm(x[i], blk["ln1"]) for i in range(T)]
+        qkv = [h[i] @ blk["qkv"] for i in range(T)]
+        att = [np.zeros(d) for _ in range(T)]
+        for hd in range(H):
+            for i in range(T):
+                q = qkv[i][hd * Dh:(hd + 1) * Dh]
+                if config.scheme == "rope":
+                    q = turn(q, i)
+                scores = []
+                for j in range(i + 1):
+                    k = qkv[j][d + hd * Dh: d + (hd + 1) * Dh]
+                    if config.scheme == "rope":
+                        k = turn(k, j)
+                    s = logit_scale * sum(a * b for a, b in zip(q, k, strict=True)) / math.sqrt(Dh)
+                    if config.scheme == "alibi":
+                        s -= slopes[hd] * (i - j)
+                    scores.append(s)
+                e = [math.exp(s - max(scores)) for s in scores]
+                for j in range(i + 1):
+                    att[i][hd * Dh:(hd + 1) * Dh] += e[j] / sum(e) * qkv[j][2 * d + hd * Dh: 2 * d + (hd + 1) * Dh]
+        x = [x[i] + att[i] @ blk["out"] for i in range(T)]
+        x = [x[i] + gelu(norm(x[i], blk["ln2"]) @ blk["mlp_in"] + blk["mlp_in_bias"]) @ blk["mlp_out"]
+             + blk["mlp_out_bias"] for i in range(T)]
+    return np.array([norm(x[i], p["ln_f"]) @ p["unembed"] for i in range(T)])
+
+
+TOKENS = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3])
+
+
+@pytest.mark.parametrize("omega", [None, "pi", "ntk", "odd"])
+def test_forward_with_omega_matches_logits_by_hand(omega):
+    # forward(..., omega=w) must rotate pair k of q_i, k_j by i·w_k, j·w_k: against the literal model
     config = tiny("rope")
     params = M.init(jax.random.key(5), config)
-    tokens = jnp.asarray(np.arange(8)[None] % 16)
-    a = M.forward(params, tokens, config, omega=frequencies(8) / 2)
-    b = M.forward(params, tokens, config, omega=scaled_frequencies(8, 10000.0, "pi", 2))
-    np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-6)
+    w = {
+        None: None,
+        "pi": scaled_frequencies(8, 10000.0, "pi", 4, original_max_position=8),
+        "ntk": scaled_frequencies(8, 10000.0, "ntk", 4, original_max_position=8),
+        "odd": np.array([2.5, 0.9, 0.4, 0.05]),
+    }[omega]
+    got = np.asarray(M.forward(params, jnp.asarray(TOKENS[None]), config, omega=w))[0]
+    want = literal_forward(params, TOKENS, config, omega=w)
+    np.testing.assert_allclose(got, want, atol=2e-4)
+    if w is not None:  # and the rescaling matters: the default frequencies give other logits
+        assert np.abs(want - literal_forward(params, TOKENS, config)).max() > 1e-2
+
+
+@pytest.mark.parametrize("scheme", ["rope", "none", "alibi"])
+@pytest.mark.parametrize("scale", [0.5, 1.7])
+def test_forward_with_logit_scale_matches_logits_by_hand(scheme, scale):
+    # forward(..., logit_scale=c) multiplies every score q·k/√head_dim by c (before ALiBi's bias)
+    config = M.Config(scheme=scheme, d_model=16, heads=2, layers=1, train_len=8)
+    params = M.init(jax.random.key(6), config)
+    got = np.asarray(M.forward(params, jnp.asarray(TOKENS[None]), config, logit_scale=scale))[0]
+    want = literal_forward(params, TOKENS, config, logit_scale=scale)
+    np.testing.assert_allclose(got, want, atol=2e-4)
+    assert np.abs(want - np.asarray(M.forward(params, jnp.asarray(TOKENS[None]), config))[0]).max() > 1e-2
 
 
 # --- tasks against literal loops --------------------------------------------------------------------

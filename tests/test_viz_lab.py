@@ -81,3 +81,19 @@ def test_pair_usage_bars_have_the_given_heights():
     fig, ax = new_figure()
     bars = vl.plot_pair_usage(ax, [0.5, 0.3, 0.2], [6.3, 63, 628], 32, title="t")
     assert [round(b.get_height(), 3) for b in bars] == [0.5, 0.3, 0.2]
+
+
+def test_headline_figure_plots_past_l_on_top_and_all_positions_below():
+    res = fake_results()
+    for entry in res["table"].values():
+        entry["beyond"] = entry["accuracy"] * 0.5
+    fig = vl.make_accuracy_figure(res)
+    top, bottom = fig.axes[0], fig.axes[2]
+    # mean over the two seeds: 1/(i + 1) + 0.05, halved on the past-L row
+    want = 1.0 / (np.arange(8) + 1) + 0.05
+    line = {ln.get_label(): ln for ln in top.get_lines()}["ALiBi"]
+    np.testing.assert_allclose(line.get_ydata(), 0.5 * want)
+    line = {ln.get_label(): ln for ln in bottom.get_lines()}["ALiBi"]
+    np.testing.assert_allclose(line.get_ydata(), want)
+    assert "past L" in top.get_title() and "all positions" in bottom.get_title()
+    assert "2 seeds" in fig._suptitle.get_text()

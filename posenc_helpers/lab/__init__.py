@@ -23,6 +23,9 @@ except ImportError as error:  # pragma: no cover - exercised by tests/test_no_ja
         "run `make lab`, or `pip install 'posenc_helpers[jax]'`"
     ) from error
 
+import os as _os
+from pathlib import Path as _Path
+
 from .evaluate import (
     LENGTHS,
     SCALINGS,
@@ -37,7 +40,36 @@ from .evaluate import (
 )
 from .model import SCHEME_TITLES, SCHEMES, Config, forward, init
 from .tasks import EXTRA_TASKS, TASK_TITLES, TASKS, chance
-from .train import DEFAULTS, Run, train
+from .train import DEFAULTS, FINETUNE, Run, finetune, initial_params, train
+
+#: The environment variable that moves (or, set to "off", disables) JAX's persistent compilation cache.
+CACHE_ENV = "POSENC_JAX_CACHE"
+
+
+def compilation_cache_dir() -> str | None:
+    """The folder of JAX's persistent compilation cache for the lab, or None if it is off.
+
+    ``$POSENC_JAX_CACHE`` if set (``"off"`` or empty: no cache); else
+    ``.jax-cache/`` at the repository root when the package runs from a
+    checkout (the project's .gitignore lists it); else
+    ``~/.cache/posenc_helpers/jax``. Compiled programs are stored there, so a
+    second run of a notebook skips most of the compiling; nothing is
+    downloaded. Set once, when ``posenc_helpers.lab`` is imported.
+    """
+    chosen = _os.environ.get(CACHE_ENV)
+    if chosen is not None:
+        return None if chosen.strip().lower() in ("", "off") else chosen
+    root = _Path(__file__).resolve().parents[2]
+    if (root / "pyproject.toml").is_file() and (root / "posenc_helpers").is_dir():
+        return str(root / ".jax-cache")
+    return str(_Path.home() / ".cache" / "posenc_helpers" / "jax")
+
+
+_cache = compilation_cache_dir()
+if _cache is not None:
+    jax.config.update("jax_compilation_cache_dir", _cache)
+    # the lab's programs compile in 0.1 s to a few seconds: keep every one that takes 0.1 s or more
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.1)
 
 __all__ = [
     "SCHEMES",
@@ -48,11 +80,14 @@ __all__ = [
     "LENGTHS",
     "SCALINGS",
     "DEFAULTS",
+    "FINETUNE",
     "Config",
     "Run",
     "init",
     "forward",
     "train",
+    "finetune",
+    "initial_params",
     "accuracy",
     "evaluate",
     "attention",
@@ -62,4 +97,6 @@ __all__ = [
     "rope_scaling",
     "test_batch",
     "chance",
+    "compilation_cache_dir",
+    "CACHE_ENV",
 ]

@@ -58,13 +58,19 @@ def test_batch(task, length, *, seed=0, batch=EVAL_BATCH, vocab=16):
     return make_batch(task, jax.random.fold_in(key, length), batch=batch, length=length, vocab=vocab)
 
 
-def rope_scaling(run, method, factor):
+def rope_scaling(run, method, factor, *, beta_fast=None, beta_slow=None):
     """``(omega, logit_scale)`` for evaluating a RoPE run at ``factor`` × its training length, no fine-tuning.
 
     ``omega`` is ``scaled_frequencies(head_dim, base, method, factor,
     original_max_position=train_len)``; ``logit_scale`` is 1, except YaRN's
     (0.1·ln s + 1)², its temperature applied to q and k alike. ``method=None``
-    gives the trained frequencies.
+    gives the trained frequencies. ``beta_fast`` and ``beta_slow`` (YaRN only)
+    are the ramp's thresholds β and α in turns within the training length;
+    None keeps ``scaled_frequencies``' defaults, the paper's β = 32, α = 1 set
+    for LLaMA's L = 4,096: with L = 32 they keep no pair of this model at its
+    trained frequency. β = 4, α = 1 (the thresholds of Llama 3.1's rule, see
+    :mod:`posenc_helpers.scaling`) keep the fastest pair, which turns about 5
+    times within L = 32.
 
     >>> from posenc_helpers.lab.model import Config
     >>> class R: config = Config(scheme="rope", d_model=16, heads=4); train_len = 32
@@ -76,10 +82,17 @@ def rope_scaling(run, method, factor):
     if config.scheme != "rope":
         raise ValueError(f"test-time RoPE scaling needs a RoPE model, got scheme {config.scheme!r}")
     if method is None:
+        if beta_fast is not None or beta_slow is not None:
+            raise ValueError("beta_fast and beta_slow are YaRN's thresholds, got them with method None")
         return frequencies(config.head_dim, config.base), 1.0
     if method not in SCALINGS:
         raise ValueError(f"method must be one of {', '.join(map(repr, SCALINGS))} or None, got {method!r}")
-    omega = scaled_frequencies(config.head_dim, config.base, method, factor, original_max_position=run.train_len)
+    thresholds = {k: val for k, val in (("beta_fast", beta_fast), ("beta_slow", beta_slow)) if val is not None}
+    if thresholds and method != "yarn":
+        raise ValueError(f"beta_fast and beta_slow are YaRN's thresholds, got them with method {method!r}")
+    omega = scaled_frequencies(
+        config.head_dim, config.base, method, factor, original_max_position=run.train_len, **thresholds
+    )
     scale = yarn_attention_factor(factor) ** 2 if method == "yarn" else 1.0
     return omega, scale
 
@@ -93,21 +106,29 @@ def _scores(params, tokens, target, mask, omega, logit_scale, *, config):
     return correct, nll
 
 
-def evaluate(run, lengths, *, seed=0, method=None, factor=None, positions="all"):
+def evaluate(run, lengths, *, seed=0, method=None, factor=None, positions="all", beta_fast=None, beta_slow=None):
     """Accuracy and loss per test length: ``{"accuracy": array, "loss": array}``.
 
     ``positions="all"`` scores every position with an answer; ``"beyond"``
     only those at or past the training length (every length must then exceed
     it), which removes the floor the first L positions set. ``method`` and
-    ``factor`` apply test-time RoPE scaling (see :func:`rope_scaling`); with
+    ``factor`` apply test-time RoPE scaling (see :func:`rope_scaling`, which
+    also takes YaRN's ``beta_fast`` and ``beta_slow``); with
     ``factor=None`` the factor is each length ÷ the training length (at least 1).
     Entries are NaN only where the scheme cannot run: the learned table past
     its length.
+
+    A fine-tuned run (from :func:`.train.finetune`) is evaluated with the
+    rescaling it was fine-tuned with: ``method=None, factor=None`` then mean
+    its own ``run.method`` at its own ``run.factor`` at every length (pass a
+    method to evaluate it otherwise); ``"beyond"`` is past its original L.
     """
     lengths = _lengths(lengths)
     if positions not in ("all", "beyond"):
         raise ValueError(f"positions must be 'all' or 'beyond', got {positions!r}")
     config = run.config
+    if method is None and factor is None and getattr(run, "factor", None) is not None:
+        method, factor = run.method, run.factor  # a fine-tuned run: its own rescaling
     acc = np.full(len(lengths), np.nan)
     loss = np.full(len(lengths), np.nan)
     for i, T in enumerate(lengths):
@@ -120,7 +141,7 @@ def evaluate(run, lengths, *, seed=0, method=None, factor=None, positions="all")
             mask = mask & (jnp.arange(T) >= run.train_len)
         if config.scheme == "rope":
             s = max(T / run.train_len, 1.0) if factor is None else factor
-            omega, scale = rope_scaling(run, method, s)
+            omega, scale = rope_scaling(run, method, s, beta_fast=beta_fast, beta_slow=beta_slow)
         elif method is not None:
             raise ValueError(f"test-time RoPE scaling needs a RoPE model, got scheme {config.scheme!r}")
         else:
@@ -134,7 +155,9 @@ def evaluate(run, lengths, *, seed=0, method=None, factor=None, positions="all")
     return {"accuracy": acc, "loss": loss}
 
 
-def accuracy(run, lengths, *, seed=0, method=None, factor=None, positions="all") -> np.ndarray:
+def accuracy(
+    run, lengths, *, seed=0, method=None, factor=None, positions="all", beta_fast=None, beta_slow=None
+) -> np.ndarray:
     """Accuracy of ``run`` at each test length: one value per length, in [0, 1].
 
     The value is NaN only for a length the scheme cannot run: the learned
@@ -147,7 +170,10 @@ def accuracy(run, lengths, *, seed=0, method=None, factor=None, positions="all")
     >>> bool(np.isnan(acc[1]))              # 64 > 32 table rows: cannot run
     True
     """
-    return evaluate(run, lengths, seed=seed, method=method, factor=factor, positions=positions)["accuracy"]
+    return evaluate(
+        run, lengths, seed=seed, method=method, factor=factor, positions=positions,
+        beta_fast=beta_fast, beta_slow=beta_slow,
+    )["accuracy"]
 
 
 def attention(run, tokens) -> np.ndarray:

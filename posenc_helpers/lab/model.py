@@ -270,9 +270,13 @@ def forward(params, tokens, config: Config, *, omega=None, logit_scale=1.0, retu
     return logits
 
 
-def loss_fn(params, tokens, target, mask, config: Config):
-    """Mean cross-entropy over the scored positions (where ``mask`` is True)."""
-    logits = forward(params, tokens, config)
+def loss_fn(params, tokens, target, mask, config: Config, *, omega=None, logit_scale=1.0):
+    """Mean cross-entropy over the scored positions (where ``mask`` is True).
+
+    ``omega`` and ``logit_scale`` go to :func:`forward`: a fine-tune with
+    rescaled RoPE frequencies trains with them (see :func:`.train.finetune`).
+    """
+    logits = forward(params, tokens, config, omega=omega, logit_scale=logit_scale)
     # −log p(target) at each position: (batch, T)
     nll = -jnp.take_along_axis(jax.nn.log_softmax(logits), target[..., None], axis=-1)[..., 0]
     return (nll * mask).sum() / mask.sum()

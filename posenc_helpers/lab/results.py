@@ -3,17 +3,21 @@
 :func:`sweep` trains every scheme on every headline task for each seed at the
 notebook's budget, and evaluates each model at :data:`SWEEP_LENGTHS`, past
 the training length only as well, and (RoPE) with every test-time scaling
-method at every factor in :data:`FACTORS`, no fine-tuning. The three-seed test
-(tests/test_lab_claims.py) runs it; ``make lab-results`` runs it and writes
-``posenc_helpers/lab/results.json`` (a few kB), which the slider demo of
-notebooks/13-trained-heads.ipynb reads, so the demo never trains.
+method at every factor in :data:`FACTORS`, no fine-tuning. ``make lab-results``
+runs it and writes ``posenc_helpers/lab/results.json`` (a few kB), which
+notebook 12's ranges and the slider demo of notebooks/13-trained-heads.ipynb
+read, so neither trains for them. The seed test (tests/test_lab_claims.py)
+trains the same models, and two held-out seeds, in the same pool.
 
-Regenerate with ``make lab-results`` (about 10 minutes on 2 cores).
+Both sweeps train their models in a pool of worker processes (:func:`pool_map`,
+one per core by default, each with one XLA thread), so two cores train two
+models at once. Regenerate with ``make lab-results`` (about 10 minutes on 2 cores).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -27,7 +31,49 @@ from .train import DEFAULTS, train
 __all__ = [
     "SWEEP_LENGTHS", "FACTORS", "SEEDS", "RESULTS_PATH", "sweep", "save", "load",
     "EXTRA_LENGTHS", "EXTRA_BUDGETS", "EXTRA_PATH", "extra_run", "extra_sweep", "save_extra", "load_extra",
+    "pool_map", "sweep_row", "XLA_ONE_THREAD",
 ]
+
+#: The XLA flag each worker process gets: one compute thread, so n workers use n cores without fighting.
+XLA_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false"
+
+
+def _one_thread_worker():
+    # runs in each spawned worker before its first computation (XLA reads the flags then)
+    flags = os.environ.get("XLA_FLAGS", "")
+    if XLA_ONE_THREAD not in flags:
+        os.environ["XLA_FLAGS"] = f"{flags} {XLA_ONE_THREAD}".strip()
+
+
+def pool_map(fn, jobs, *, workers=None, on_result=None) -> list:
+    """``[fn(*job) for job in jobs]``, computed in a pool of ``workers`` spawned processes; results in job order.
+
+    ``workers=None`` uses one per core (at most one per job); ``workers=1``
+    runs in this process. Each worker runs XLA with one thread
+    (:data:`XLA_ONE_THREAD`). ``on_result(index, result)`` is called in job
+    order as results arrive. ``fn`` must be importable (a module-level function).
+    """
+    jobs = [tuple(job) for job in jobs]
+    if workers is None:
+        workers = os.cpu_count() or 1
+    workers = max(1, min(int(workers), len(jobs)))
+    results = []
+    if workers == 1:
+        for i, job in enumerate(jobs):
+            results.append(fn(*job))
+            if on_result is not None:
+                on_result(i, results[-1])
+        return results
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_one_thread_worker) as pool:
+        futures = [pool.submit(fn, *job) for job in jobs]
+        for i, future in enumerate(futures):
+            results.append(future.result())
+            if on_result is not None:
+                on_result(i, results[-1])
+    return results
 
 #: Test lengths of the sweep: the training length 32 up to 8× it, in steps of 32.
 SWEEP_LENGTHS = tuple(range(32, 257, 32))
@@ -68,24 +114,30 @@ def evaluate_run(run, *, seed=0) -> dict:
     return out
 
 
-def sweep(seeds=SEEDS, *, tasks=TASKS, schemes=SCHEMES, progress=False, log=None) -> dict:
-    """Train and evaluate every (seed, task, scheme): ``{(seed, task, scheme): {...}}`` plus timings."""
-    table = {}
-    for seed in seeds:
-        for task in tasks:
-            for scheme in schemes:
-                start = time.perf_counter()
-                run = train(scheme, task, seed=seed, progress=progress)
-                trained = time.perf_counter() - start
-                entry = evaluate_run(run, seed=seed)
-                entry["train_seconds"] = trained
-                entry["eval_seconds"] = time.perf_counter() - start - trained
-                entry["final_loss"] = float(run.losses[-1])
-                table[(seed, task, scheme)] = entry
-                if log is not None:
-                    log(f"seed {seed} {task:6s} {scheme:10s} train {trained:5.1f} s, "
-                        f"accuracy {np.round(entry['accuracy'][[0, 1, 3, 7]], 3)}")
-    return table
+def sweep_row(seed, task, scheme, steps=DEFAULTS["steps"]) -> dict:
+    """Train one (seed, task, scheme) at the notebook's budget and keep :func:`evaluate_run`'s numbers."""
+    start = time.perf_counter()
+    run = train(scheme, task, seed=seed, steps=steps, progress=False)
+    trained = time.perf_counter() - start
+    entry = evaluate_run(run, seed=seed)
+    entry["train_seconds"] = trained
+    entry["eval_seconds"] = time.perf_counter() - start - trained
+    entry["final_loss"] = float(run.losses[-1])
+    return entry
+
+
+def sweep(seeds=SEEDS, *, tasks=TASKS, schemes=SCHEMES, log=None, workers=None, steps=DEFAULTS["steps"]) -> dict:
+    """Train and evaluate every (seed, task, scheme) in a pool: ``{(seed, task, scheme): {...}}`` plus timings."""
+    keys = [(seed, task, scheme) for seed in seeds for task in tasks for scheme in schemes]
+
+    def done(i, entry):
+        if log is not None:
+            seed, task, scheme = keys[i]
+            log(f"seed {seed} {task:6s} {scheme:10s} train {entry['train_seconds']:5.1f} s, "
+                f"accuracy {np.round(entry['accuracy'][[0, 1, 3, 7]], 3)}")
+
+    entries = pool_map(sweep_row, [key + (steps,) for key in keys], workers=workers, on_result=done)
+    return dict(zip(keys, entries, strict=True))
 
 
 def _clean(x):
@@ -149,22 +201,25 @@ def extra_run(seed, task, scheme) -> dict:
     return {"accuracy": accuracy(run, EXTRA_LENGTHS, seed=seed), "final_loss": float(run.losses[-1])}
 
 
-def extra_sweep(seeds=SEEDS, *, tasks=("back3", "recall"), schemes=SCHEMES, log=None, on_seed=None) -> dict:
-    """:func:`extra_run` for every (seed, task, scheme): ``{(seed, task, scheme): {...}}``.
+def extra_sweep(seeds=SEEDS, *, tasks=("back3", "recall"), schemes=SCHEMES, log=None, on_seed=None, workers=None) -> dict:
+    """:func:`extra_run` for every (seed, task, scheme), in a pool: ``{(seed, task, scheme): {...}}``.
 
-    ``on_seed(table)`` is called after each seed, so a long run keeps what it finished.
+    ``on_seed(table)`` is called once every job of a seed has finished, so a long run keeps what it finished.
     """
+    keys = [(seed, task, scheme) for seed in seeds for task in tasks for scheme in schemes]
     table = {}
-    for seed in seeds:
-        for task in tasks:
-            for scheme in schemes:
-                start = time.perf_counter()
-                table[(seed, task, scheme)] = entry = extra_run(seed, task, scheme)
-                if log is not None:
-                    log(f"seed {seed} {task:6s} {scheme:10s} {time.perf_counter() - start:5.1f} s, "
-                        f"accuracy {np.round(entry['accuracy'], 3)}, final loss {entry['final_loss']:.3f}")
-        if on_seed is not None:
+    start = time.perf_counter()
+
+    def done(i, entry):
+        seed, task, scheme = keys[i]
+        table[keys[i]] = entry
+        if log is not None:
+            log(f"seed {seed} {task:6s} {scheme:10s} at {time.perf_counter() - start:6.1f} s, "
+                f"accuracy {np.round(entry['accuracy'], 3)}, final loss {entry['final_loss']:.3f}")
+        if on_seed is not None and (i + 1 == len(keys) or keys[i + 1][0] != seed):
             on_seed(table)
+
+    pool_map(extra_run, keys, workers=workers, on_result=done)
     return table
 
 
@@ -214,6 +269,7 @@ def main_extra(seeds=SEEDS) -> None:
 
 def main() -> None:
     start = time.perf_counter()
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()}", flush=True)
     table = sweep(log=lambda line: print(line, flush=True))
     save(table)
     print(f"wrote {RESULTS_PATH} in {time.perf_counter() - start:.0f} s")

@@ -3,6 +3,8 @@
 The batches are generated inside the compiled step from the step's own key, so
 training touches no file and the same seed gives the same losses on one
 machine. ``train`` returns a :class:`Run`: the parameters and the loss history.
+:func:`finetune` continues a trained RoPE run at a longer length with its
+frequencies rescaled (PI, NTK or YaRN), the papers' regime.
 Taught in notebooks/12-extrapolation-lab.ipynb.
 """
 
@@ -20,10 +22,14 @@ from .. import _validate as v
 from .model import Config, check_scheme, init, loss_fn
 from .tasks import check_task, make_batch, windows
 
-__all__ = ["Run", "DEFAULTS", "train", "fit", "STEPS_PER_CALL"]
+__all__ = ["Run", "DEFAULTS", "FINETUNE", "train", "fit", "finetune", "initial_params", "STEPS_PER_CALL"]
 
 #: The notebook's budget: what every scheme gets on every headline task.
 DEFAULTS = {"train_len": 32, "steps": 1000, "batch": 32, "lr": 3e-3, "warmup": 50, "weight_decay": 0.01}
+
+#: The fine-tune's optimiser: AdamW at a constant ``lr`` after a linear warm-up of ``warmup`` steps
+#: (step i uses lr·min(1, (i + 1)/warmup)), the pre-training's batch size and weight decay.
+FINETUNE = {"lr": 1e-3, "warmup": 10, "batch": DEFAULTS["batch"], "weight_decay": DEFAULTS["weight_decay"]}
 
 #: Steps run by one compiled call (a ``lax.scan``); the progress bar moves once per call.
 STEPS_PER_CALL = 50
@@ -31,16 +37,26 @@ STEPS_PER_CALL = 50
 
 @dataclasses.dataclass(frozen=True)
 class Run:
-    """One trained model: what was trained, how, and the result."""
+    """One trained model: what was trained, how, and the result.
+
+    A run from :func:`finetune` also remembers how it was fine-tuned:
+    ``train_len`` stays the original training length L, ``finetune_len`` is the
+    fine-tune's length, and ``method``/``factor`` the RoPE rescaling it was
+    fine-tuned with (and is evaluated with, see :func:`.evaluate.evaluate`).
+    """
 
     scheme: str
     task: str
-    train_len: int
+    train_len: int  # the original training length L
     params: dict
     losses: np.ndarray  # (steps,) training loss after each step
     config: Config
     seed: int
     steps: int
+    initial_params: dict | None = None  # the parameters before this training
+    method: str | None = None  # fine-tuned runs: the RoPE rescaling ("pi", "ntk", "yarn" or None)
+    factor: float | None = None  # fine-tuned runs: the rescaling factor finetune_len / train_len
+    finetune_len: int | None = None  # fine-tuned runs: the length the fine-tune trained at
 
 
 def _schedule(lr, warmup, steps):
@@ -48,13 +64,25 @@ def _schedule(lr, warmup, steps):
     return optax.warmup_cosine_decay_schedule(0.0, lr, min(warmup, steps - 1), steps, end_value=lr / 10)
 
 
+def _constant_schedule(lr, warmup):
+    # step i (counted from 0) uses lr · min(1, (i + 1)/warmup): no step at rate 0, then constant
+    return lambda count: lr * jnp.minimum(1.0, (count + 1) / warmup)
+
+
 @functools.partial(jax.jit, static_argnames=("config", "task", "batch", "n", "optimizer"))
-def _train_chunk(params, opt_state, key, step0, text=None, *, config, task, batch, n, optimizer):
+def _train_chunk(
+    params, opt_state, key, step0, text=None, omega=None, logit_scale=None, *, config, task, batch, n, optimizer
+):
     """``n`` optimiser steps in one compiled ``lax.scan``; returns the new state and the n losses.
 
     ``task="text"`` trains a language model on windows of the token array
     ``text`` (see :func:`.tasks.windows`); any other task ignores ``text``.
+    ``omega`` (RoPE's frequencies) and ``logit_scale`` are traced arrays, or
+    None for the defaults (which then trace exactly as before they existed).
     """
+    scaling = {} if omega is None else {"omega": omega}
+    if logit_scale is not None:
+        scaling["logit_scale"] = logit_scale
 
     def step(carry, i):
         params, opt_state = carry
@@ -66,7 +94,7 @@ def _train_chunk(params, opt_state, key, step0, text=None, *, config, task, batc
             tokens, target, mask = make_batch(
                 task, step_key, batch=batch, length=config.train_len, vocab=config.vocab
             )
-        loss, grads = jax.value_and_grad(loss_fn)(params, tokens, target, mask, config)
+        loss, grads = jax.value_and_grad(loss_fn)(params, tokens, target, mask, config, **scaling)
         updates, opt_state = optimizer.update(grads, opt_state, params)
         return (optax.apply_updates(params, updates), opt_state), loss
 
@@ -77,9 +105,10 @@ def _train_chunk(params, opt_state, key, step0, text=None, *, config, task, batc
 class _Optimizer:
     """A hashable wrapper, so the optax transformation can be a static jit argument."""
 
-    def __init__(self, lr, warmup, steps, weight_decay):
-        self.key = (lr, warmup, steps, weight_decay)
-        self.tx = optax.adamw(_schedule(lr, warmup, steps), weight_decay=weight_decay)
+    def __init__(self, lr, warmup, steps, weight_decay, constant=False):
+        self.key = (lr, warmup, steps, weight_decay, constant)
+        schedule = _constant_schedule(lr, warmup) if constant else _schedule(lr, warmup, steps)
+        self.tx = optax.adamw(schedule, weight_decay=weight_decay)
 
     def __hash__(self):
         return hash(self.key)
@@ -141,22 +170,72 @@ def train(
     if vocab is None:
         vocab = 32 if task == "recall" else 16
     config = Config(scheme=scheme, vocab=vocab, d_model=d_model, heads=heads, layers=layers, train_len=train_len)
-    params, losses = fit(config, task, seed=seed, steps=steps, batch=batch, lr=lr, progress=progress)
-    return Run(scheme, task, train_len, params, losses, config, seed, steps)
+    params, losses, start = fit(
+        config, task, seed=seed, steps=steps, batch=batch, lr=lr, progress=progress, return_initial=True
+    )
+    return Run(scheme, task, train_len, params, losses, config, seed, steps, initial_params=start)
 
 
-def fit(config, task, *, seed, steps, batch, lr, progress, text=None, desc=None):
-    """The training loop behind :func:`train`: ``(params, losses)`` for a fresh model of ``config``.
+def initial_params(config, seed) -> dict:
+    """The parameters :func:`fit` starts a fresh model of ``config`` from with ``seed`` (before any step).
+
+    >>> config = Config(scheme="learned")
+    >>> start = initial_params(config, 0)
+    >>> run = train("learned", "prev", steps=50, progress=False)
+    >>> bool((start["pos"] == run.initial_params["pos"]).all())
+    True
+    """
+    init_key, _ = jax.random.split(jax.random.key(_seed(seed)))
+    return init(init_key, config)
+
+
+def fit(
+    config,
+    task,
+    *,
+    seed,
+    steps,
+    batch,
+    lr,
+    progress,
+    text=None,
+    desc=None,
+    params=None,
+    omega=None,
+    logit_scale=1.0,
+    warmup=DEFAULTS["warmup"],
+    weight_decay=DEFAULTS["weight_decay"],
+    constant_lr=False,
+    return_initial=False,
+):
+    """The training loop behind :func:`train` and :func:`finetune`: ``(params, losses)``.
 
     ``task`` is a task name, or ``"text"`` with ``text`` a 1-D array of token
-    ids to train a next-token language model on (every position scored).
+    ids to train a next-token language model on (every position scored), on
+    windows of ``config.train_len`` tokens. ``seed`` fixes the batches and,
+    when ``params`` is None, the fresh model of ``config`` (see
+    :func:`initial_params`); given ``params``, training continues from them.
+    ``omega`` (one frequency per RoPE pair) and ``logit_scale`` train with a
+    rescaled RoPE, as :func:`.model.forward` applies them. The schedule is
+    warm-up then cosine decay to lr/10, or with ``constant_lr=True`` warm-up
+    then a constant ``lr`` (see :data:`FINETUNE`). ``return_initial=True``
+    returns ``(params, losses, initial_params)``.
     """
+    steps = v.positive_int("steps", steps)
     init_key, data_key = jax.random.split(jax.random.key(seed))
-    params = init(init_key, config)
-    optimizer = _Optimizer(lr, DEFAULTS["warmup"], steps, DEFAULTS["weight_decay"])
+    start = init(init_key, config) if params is None else params
+    params = start
+    optimizer = _Optimizer(lr, warmup, steps, weight_decay, constant=constant_lr)
     opt_state = optimizer.init(params)
     if text is not None:
         text = jnp.asarray(text, dtype=jnp.int32)
+    if omega is not None:
+        omega = jnp.asarray(omega, dtype=jnp.float32)
+        if omega.shape != (config.head_dim // 2,):
+            raise ValueError(f"omega must hold head_dim/2 = {config.head_dim // 2} frequencies, got shape {omega.shape}")
+    logit_scale = v.real_scalar("logit_scale", logit_scale)
+    # the default (no rescaling) passes None, so it compiles exactly the loop it always did
+    scale = None if logit_scale == 1.0 and omega is None else jnp.float32(logit_scale)
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -167,7 +246,7 @@ def fit(config, task, *, seed, steps, batch, lr, progress, text=None, desc=None)
     while done < steps:
         n = min(STEPS_PER_CALL, steps - done)
         params, opt_state, chunk = _train_chunk(
-            params, opt_state, data_key, done, text,
+            params, opt_state, data_key, done, text, omega, scale,
             config=config, task=task, batch=batch, n=n, optimizer=optimizer,
         )
         losses.append(np.asarray(chunk))
@@ -177,4 +256,66 @@ def fit(config, task, *, seed, steps, batch, lr, progress, text=None, desc=None)
             bar.set_postfix(loss=f"{float(chunk[-1]):.3f}")
     if bar is not None:
         bar.close()
+    if return_initial:
+        return params, np.concatenate(losses), start
     return params, np.concatenate(losses)
+
+
+def finetune(run, *, length, method=None, steps=100, seed=0, progress=True) -> Run:
+    """Continue training a trained RoPE ``run`` at ``length`` tokens, RoPE rescaled by ``method``; a new Run.
+
+    The papers' regime: rescale the frequencies for the factor s = length / L
+    (L = ``run.train_len``) with ``method`` ("pi", "ntk", "yarn", or None for
+    plain RoPE; the same ``(omega, logit_scale)`` as :func:`.evaluate.rope_scaling`),
+    then train briefly on sequences of ``length`` tokens from ``seed``. The
+    returned run keeps ``train_len`` = L and remembers ``method``, ``factor``
+    = s and ``finetune_len`` = length, so ``accuracy(ft, lengths)`` evaluates
+    it with that same rescaling, and ``positions="beyond"`` still scores the
+    positions past L. ``ft.initial_params`` is ``run.params``.
+
+    The optimiser (:data:`FINETUNE`) is AdamW at a constant 1e-3 after a
+    10-step linear warm-up: a third of the pre-training's peak rate (3e-3,
+    which had decayed to 3e-4 by its last step), so a few steps move a trained
+    model without undoing it, and constant so that the first 25 steps of a
+    100-step fine-tune are exactly a 25-step fine-tune (a decaying schedule
+    would make every budget a different run).
+
+    >>> run = train("rope", "prev", steps=50, progress=False)
+    >>> ft = finetune(run, length=64, method="pi", steps=2, progress=False)
+    >>> ft.train_len, ft.finetune_len, ft.method, ft.factor, ft.losses.shape
+    (32, 64, 'pi', 2.0, (2,))
+    >>> finetune(run, length=32, method="pi")
+    Traceback (most recent call last):
+    ...
+    ValueError: length must exceed the run's training length 32, got 32
+    """
+    from .evaluate import SCALINGS, rope_scaling
+
+    if not isinstance(run, Run):
+        raise TypeError(f"run must be a lab.Run (from lab.train), got {type(run).__name__}")
+    if run.task == "text":
+        raise ValueError("run is a text model: fine-tune it with posenc_helpers.lab.text, not lab.finetune")
+    if run.config.scheme != "rope":
+        raise ValueError(f"run must be a RoPE run to rescale its frequencies, got scheme {run.config.scheme!r}")
+    if run.factor is not None:
+        raise ValueError(f"run is already fine-tuned (at length {run.finetune_len}); fine-tune the original run")
+    length = v.positive_int("length", length)
+    if length <= run.train_len:
+        raise ValueError(f"length must exceed the run's training length {run.train_len}, got {length}")
+    steps = v.positive_int("steps", steps)
+    seed = _seed(seed)
+    if method is not None and method not in SCALINGS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, SCALINGS))} or None, got {method!r}")
+    factor = length / run.train_len
+    omega, scale = rope_scaling(run, method, factor)
+    config = dataclasses.replace(run.config, train_len=length)
+    params, losses = fit(
+        config, run.task, seed=seed, steps=steps, batch=FINETUNE["batch"], lr=FINETUNE["lr"],
+        progress=progress, desc=f"fine-tune {method or 'RoPE'} at {length}", params=run.params,
+        omega=omega, logit_scale=scale, warmup=FINETUNE["warmup"], weight_decay=FINETUNE["weight_decay"],
+        constant_lr=True,
+    )
+    return Run(
+        run.scheme, run.task, run.train_len, params, losses, run.config, seed, steps,
+        initial_params=run.params, method=method, factor=factor, finetune_len=length,
+    )

@@ -73,6 +73,7 @@ TOPICS: dict[str, str] = {
     "12": "the extrapolation lab",
     "13": "what trained heads do with position",
     "14": "position per layer",
+    "15": "the lab on real text",
 }
 
 #: The cards, tagged by notebook. Misconception cards ask "True or false: …" and give the reason.
@@ -321,6 +322,18 @@ CARDS: list[Card] = [
     Card("True or false: training a learned position table always makes neighbouring rows similar.",
          "False. In the lab's tiny model the trained table stays close to orthogonal, like notebook 08's random one: "
          "the task only asks it to tell 32 positions apart.", "13"),
+    # 15: the lab on real text
+    Card("In Press et al.'s Figure 1, what was trained, and what did each position method do past the training length?",
+         "The Baevski & Auli language model (16 layers of width 1024) on WikiText-103, with windows of L = 512 or "
+         "L = 1024 tokens, one model per position method. Past L, the sinusoidal model's perplexity degraded after a "
+         "few dozen tokens, rotary's somewhat later, T5's bias later still, and ALiBi's did not degrade.", "15"),
+    Card("In notebook 15's character-level sweep (L = 64), how do the sinusoidal and RoPE models do at 8L?",
+         "Worse than the unigram baseline of about 4.97 bits per character, a model that ignores context: the "
+         "sinusoidal model breaks within a few characters past L, RoPE holds for about L/2 more and then breaks. "
+         "ALiBi stays flat up to 16L.", "15"),
+    Card("True or false: a flat loss past the training length shows that a model extrapolates.",
+         "False. A model that ignores context is flat too. First check that it learned the text at L: in notebook 15 "
+         "every model is more than 1.9 bits per character below the unigram baseline of about 4.97.", "15"),
     # 14: position per layer
     Card("Why can Gemma 3's sliding layers keep base 10000 while its global layers use 1000000 with linear ×8?",
          "A sliding layer never compares tokens further apart than its 1024-token window, where 36 of its 64 pairs "

@@ -334,6 +334,10 @@ CARDS: list[Card] = [
     Card("True or false: a flat loss past the training length shows that a model extrapolates.",
          "False. A model that ignores context is flat too. First check that it learned the text at L: in notebook 15 "
          "every model is more than 1.9 bits per character below the unigram baseline of about 4.97.", "15"),
+    Card("In notebook 15, what does a 100-step fine-tune at 4L do for the RoPE models?",
+         "At 4L every variant recovers (plain RoPE, PI, NTK and YaRN); NTK and YaRN end up below the original "
+         "model's loss at L. PI is worse than the original inside L. Past 4L all of them degrade again, and ALiBi, "
+         "never fine-tuned, beats them at 16L.", "15"),
     # 14: position per layer
     Card("Why can Gemma 3's sliding layers keep base 10000 while its global layers use 1000000 with linear ×8?",
          "A sliding layer never compares tokens further apart than its 1024-token window, where 36 of its 64 pairs "

@@ -14,16 +14,18 @@ import pytest
 from posenc_helpers.lab import text as T
 
 
-def text_claims(bits, scaled, by_position, unigram, lengths, train_len) -> dict[str, bool]:
+def text_claims(bits, scaled, by_position, unigram, lengths, train_len, finetuned) -> dict[str, bool]:
     """Every claim notebooks/15 asserts about the sweep, for one seed.
 
-    ``bits[scheme]`` and ``scaled[method]`` at ``lengths`` (L, 2L, 4L, 8L, 16L);
-    ``by_position[scheme]`` the loss at each position of a window of 8L.
+    ``bits[scheme]``, ``scaled[method]`` and ``finetuned[m]`` (m: plain, pi, ntk,
+    yarn) at ``lengths`` (L, 2L, 4L, 8L, 16L); ``by_position[scheme]`` the loss
+    at each position of a window of 8L.
     """
     at = {n: i for i, n in enumerate(lengths)}
     L = train_len
     i2, i4, i8, i16 = at[2 * L], at[4 * L], at[8 * L], at[16 * L]
-    b, sc, pos = bits, scaled, by_position
+    b, sc, pos, ft = bits, scaled, by_position, finetuned
+    zs = {"plain": b["rope"], **sc}  # the same variants at test time only
     gap = {s: b[s] - b[s][0] for s in ("alibi", "sinusoidal", "rope", "none")}
     inside = {s: pos[s][L // 2 : L].mean() for s in ("sinusoidal", "rope", "alibi")}
 
@@ -65,6 +67,18 @@ def text_claims(bits, scaled, by_position, unigram, lengths, train_len) -> dict[
         and sc["yarn"][i8] < b["rope"][i8] - 1.0
         and all(sc["pi"][i] > b["rope"][i] for i in (i2, i4, i8))
         and all(sc[m][i8] > b["alibi"][i8] + 1.0 for m in sc),
+        "8 every variant more than 0.6 bit better at 4L after the fine-tune": all(
+            ft[m][i4] < zs[m][i4] - 0.6 for m in ft
+        ),
+        "9 NTK, YaRN tuned at 4L below RoPE at L, ALiBi at 4L and plain tuned; PI tuned above plain": all(
+            ft[m][i4] < min(b["rope"][0], b["alibi"][i4]) and ft[m][i4] < ft["plain"][i4] for m in ("ntk", "yarn")
+        )
+        and ft["pi"][i4] > ft["plain"][i4],
+        "10 PI tuned more than 0.2 bit worse at L": ft["pi"][0] > b["rope"][0] + 0.2,
+        "11 tuned: 0.5 bit worse at 16L than 4L, behind ALiBi at 16L; plain best at 8L and 16L": all(
+            ft[m][i16] > ft[m][i4] + 0.5 and ft[m][i16] > b["alibi"][i16] for m in ft
+        )
+        and all(ft["plain"][i] <= ft[m][i] for m in ft for i in (i8, i16)),
     }
 
 
@@ -72,8 +86,9 @@ def _claims_of(table, k):
     bits = {s: b[k] for s, b in table["bits"].items()}
     scaled = {m: b[k] for m, b in table["scaled"].items()}
     by_position = {s: p[k] for s, p in table["by_position"].items()}
+    finetuned = {m: b[k] for m, b in table["finetuned"].items()}
     return text_claims(
-        bits, scaled, by_position, table["unigram_bits"], table["lengths"], table["defaults"]["train_len"]
+        bits, scaled, by_position, table["unigram_bits"], table["lengths"], table["defaults"]["train_len"], finetuned
     )
 
 
@@ -89,8 +104,11 @@ def test_results_file_has_every_scheme_and_seed_below_the_baseline():
     table = T.load()
     assert sorted(table["schemes"]) == sorted(T._schemes()) and len(table["seeds"]) >= 3
     assert table["unigram_bits"] == pytest.approx(T.unigram_bits(), abs=1e-4)
+    assert sorted(table["finetuned"]) == ["ntk", "pi", "plain", "yarn"]  # the RoPE rows' brief fine-tunes
+    assert table["finetune"]["length"] == 4 * table["defaults"]["train_len"] and table["finetune"]["steps"] == 100
+    for name, bits in list(table["bits"].items()) + list(table["finetuned"].items()):
+        assert bits.shape == (len(table["seeds"]), len(table["lengths"])), name
     for scheme, bits in table["bits"].items():
-        assert bits.shape == (len(table["seeds"]), len(table["lengths"]))
         assert (bits[:, 0] < table["unigram_bits"] - 1.0).all(), scheme  # every model learned the text at L
 
 

@@ -11,7 +11,9 @@ non-overlapping windows of T characters and the loss is averaged over every
 position, in bits per character. Taught in notebooks/15-lab-on-real-text.ipynb.
 
 ``python -m posenc_helpers.lab.text`` runs the sweep (every scheme, several
-seeds, two worker processes) and writes ``text_results.json``.
+seeds, two worker processes; each RoPE model also briefly fine-tuned at 4L,
+see :func:`finetune`) and writes ``text_results.json``; ``--rope-only``
+recomputes the RoPE rows and keeps the others.
 
 >>> len(VOCAB), decode(encode("To be, or not to be")) == "To be, or not to be"
 (73, True)

@@ -157,8 +157,10 @@ lab-results-extra: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.results --extra
 
 # Regenerate posenc_helpers/lab/text_results.json, the lab on real text: character-level models of
-# 5 schemes x 3 seeds on posenc_helpers/lab/data/tragedies.txt (43 minutes measured on a shared,
-# loaded 2-core machine; about 13,000 s of CPU).
+# 5 schemes x 3 seeds on posenc_helpers/lab/data/tragedies.txt, each RoPE model also fine-tuned for
+# 100 steps at 4L per rescaling (43 minutes measured on a shared, loaded 2-core machine before the
+# fine-tunes were added; training alone is about 160 s of CPU per model, so at least 20 minutes on
+# 2 quiet cores). `python -m posenc_helpers.lab.text --rope-only` recomputes only the RoPE rows.
 lab-text: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.text
 

@@ -73,6 +73,7 @@ TOPICS: dict[str, str] = {
     "12": "the extrapolation lab",
     "13": "what trained heads do with position",
     "14": "position per layer",
+    "15": "the lab on real text",
 }
 
 #: The cards, tagged by notebook. Misconception cards ask "True or false: …" and give the reason.
@@ -348,6 +349,22 @@ CARDS: list[Card] = [
     Card("True or false: with gpt-oss's learned sink, each row of attention weights on the real keys sums to 1.",
          "False. The sink is one more logit in the softmax whose weight is then dropped, so the real keys share less "
          "than 1: a head can put weight nowhere.", "14"),
+    # 15: the lab on real text
+    Card("In Press et al.'s Figure 1, what was trained, and what did each position method do past the training length?",
+         "The Baevski & Auli language model (16 layers of width 1024) on WikiText-103, with windows of L = 512 or "
+         "L = 1024 tokens, one model per position method. Past L, the sinusoidal model's perplexity degraded after a "
+         "few dozen tokens, rotary's somewhat later, T5's bias later still, and ALiBi's did not degrade.", "15"),
+    Card("In notebook 15's character-level sweep (L = 64), how do the sinusoidal and RoPE models do at 8L?",
+         "Worse than the unigram baseline of about 4.97 bits per character, a model that ignores context: the "
+         "sinusoidal model breaks within a few characters past L, RoPE holds for about L/2 more and then breaks. "
+         "ALiBi stays flat up to 16L.", "15"),
+    Card("True or false: a flat loss past the training length shows that a model extrapolates.",
+         "False. A model that ignores context is flat too. First check that it learned the text at L: in notebook 15 "
+         "every model is more than 1.9 bits per character below the unigram baseline of about 4.97.", "15"),
+    Card("In notebook 15, what does a 100-step fine-tune at 4L do for the RoPE models?",
+         "At 4L every variant recovers (plain RoPE, PI, NTK and YaRN); NTK and YaRN end up below the original "
+         "model's loss at L. PI is worse than the original inside L. Past 4L all of them degrade again, and ALiBi, "
+         "never fine-tuned, beats them at 16L.", "15"),
 ]
 
 

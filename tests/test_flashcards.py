@@ -158,6 +158,15 @@ _llama3 = scaled_frequencies(128, 10000.0, "llama3", 8.0, original_max_position=
                              high_freq_factor=4)
 with np.errstate(over="ignore"):
     _float16_max = round_to(65504, "float16") == 65504 and bool(np.isinf(round_to(65520, "float16")))
+# notebook 15: the unigram baseline, by hand from the shipped text (counts of the first 90 %, scored on the rest)
+_text = (ROOT / "posenc_helpers" / "lab" / "data" / "tragedies.txt").read_text(encoding="ascii")
+_cut = int(0.9 * len(_text))
+_counts = {c: _text[:_cut].count(c) for c in set(_text)}
+_unigram = -sum(math.log2(_counts[c] / _cut) * _text[_cut:].count(c) for c in set(_text[_cut:])) / (len(_text) - _cut)
+# ... and every model of the shipped sweep at L, more than 1.9 bits below it
+_sweep = json.loads((ROOT / "posenc_helpers" / "lab" / "text_results.json").read_text())
+_at_L = [r["bits"][0] for r in _sweep["rows"]]
+VERIFIED["4.97"] = _unigram
 #: Whole numbers that a card derives: each is checked by its own condition.
 DERIVED = {
     "13": (_turns[1e8] < 0.01).sum() == 13 and (_turns[10000] < 0.5).sum() == 9 and (_turns[100] < 0.5).sum() == 0,
@@ -198,13 +207,17 @@ DERIVED = {
     # notebook 14: Gemma 3 27B (D = 128): global base 1000000 × 8 over its context of 131072; base 10000 over it
     "27": sum(2 * math.pi * 8 * 1e6 ** (2 * k / 128) > 131072 for k in range(64)) == 27
           and sum(2 * math.pi * 10000 ** (2 * k / 128) <= 131072 for k in range(64)) == 64,
+    # notebook 15: every model of the sweep learned the text, at L more than 1.9 bits below the unigram baseline
+    "1.9": len(_at_L) == 15 and max(_at_L) < _unigram - 1.9,
 }
 #: Settings the cards choose (lengths, bases, head counts, notebook numbers), not results.
 #: (1000 also stands for PI's "within 1000 steps", a published count that no formula gives.)
 SETTINGS = {"10", "100", "1000", "10000", "08", "11", "12", "16", "32", "64", "128", "256", "2048", "0.1", "500000",
             "4096", "512",
             # notebook 14: Gemma 3's global base, window and context; Llama 4's floor_scale default is the "8192" above
-            "1000000", "1024", "131072"}
+            "1000000", "1024", "131072",
+            # notebook 15: the name WikiText-103
+            "103"}
 
 
 def test_every_number_on_the_cards_is_right():

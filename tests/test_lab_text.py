@@ -9,6 +9,7 @@ hand from the text string.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import math
 
 import jax
@@ -154,3 +155,86 @@ def test_training_smoke_the_loss_falls_below_the_unigram_baseline():
     run = T.train("rope", steps=150, train_len=16, progress=False)
     first, last = run.losses[:10].mean(), run.losses[-10:].mean()
     assert last < first and last / math.log(2) < T.unigram_bits()
+
+
+# ---- the learner's own text -------------------------------------------------------------------
+
+
+def test_own_corpus_trains_on_its_first_90_percent_and_reads_its_last_10(tmp_path):
+    own = TEXT[5000:9000]  # 4,000 characters of the tragedies, as if the learner's own
+    run = T.train("alibi", steps=2, train_len=8, d_model=16, heads=2, layers=1, progress=False, corpus=own)
+    cut = int(0.9 * len(own))
+    assert T.decode(run.validation) == own[cut:]
+    # the validation windows are the own text's: (len − 1) // T windows of T
+    assert T._window_nll(run, 16, None).shape == ((len(own) - cut - 1) // 16, 16)
+    path = tmp_path / "own.txt"
+    path.write_text(own, encoding="utf-8")
+    again = T.train("alibi", steps=2, train_len=8, d_model=16, heads=2, layers=1, progress=False, corpus=path)
+    np.testing.assert_array_equal(again.losses, run.losses)  # a path reads the same text
+    shipped = T.train("alibi", steps=2, train_len=8, d_model=16, heads=2, layers=1, progress=False)
+    assert shipped.validation is None and not np.array_equal(shipped.losses, run.losses)
+
+
+def test_own_corpus_bad_input_names_the_argument():
+    with pytest.raises(ValueError, match="corpus has characters outside the vocabulary: '\u00e9'"):
+        T.train("rope", steps=1, train_len=8, progress=False, corpus="caf\u00e9 " * 100)
+    with pytest.raises(ValueError, match=r"corpus must have at least 10 × \(train_len \+ 1\) = 90 characters, got 89"):
+        T.train("rope", steps=1, train_len=8, progress=False, corpus="a" * 89)
+    with pytest.raises(TypeError, match="corpus"):
+        T.train("rope", steps=1, train_len=8, progress=False, corpus=b"bytes")
+    run = T.train("rope", steps=1, train_len=8, d_model=16, heads=2, layers=1, progress=False, corpus="ab " * 30)
+    with pytest.raises(ValueError, match="length 16 is longer"):
+        T.bits_per_char(run, [16])  # 9 validation characters hold no window of 16
+
+
+# ---- the brief fine-tune ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rope8():
+    return T.train("rope", steps=5, train_len=8, d_model=16, heads=2, layers=1, progress=False)
+
+
+def test_finetune_starts_from_the_run_with_pi_frequencies_by_hand(rope8):
+    ft = T.finetune(rope8, length=32, method="pi", steps=3, seed=2, progress=False)
+    assert ft.train_len == 8 and ft.finetune_len == 32 and ft.method == "pi" and ft.factor == 4.0
+    assert ft.initial_params is rope8.params and ft.losses.shape == (3,)
+    # step 0's loss: the pre-trained parameters on seed 2's first batch of 32 characters, with
+    # PI's frequencies written out: ω_k = base^(−2k/d) / s, d = head_dim = 8, s = 4
+    omega = np.array([10000.0 ** (-2 * k / 8) / 4 for k in range(4)])
+    tokens, target = T.batch(2, length=32, size=32)
+    config = dataclasses.replace(rope8.config, train_len=32)
+    logits = np.asarray(forward(rope8.params, tokens, config, omega=omega), dtype=np.float64)
+    logp = logits - logits.max(-1, keepdims=True)
+    logp -= np.log(np.exp(logp).sum(-1, keepdims=True))
+    want = -np.take_along_axis(logp, target[..., None], -1).mean()
+    assert ft.losses[0] == pytest.approx(want, rel=1e-5)
+    assert not np.array_equal(np.asarray(ft.params["embed"]), np.asarray(rope8.params["embed"]))
+
+
+def test_a_finetuned_run_is_read_with_its_own_rescaling_at_every_length(rope8):
+    ft = T.finetune(rope8, length=32, method="pi", steps=2, progress=False)
+    own = T.bits_per_char(ft, [8, 32])
+    # at 4L its own rescaling is PI at s = 4, as method="pi" gives there; at L, method="pi" means s = 1
+    assert own[1] == T.bits_per_char(ft, [32], method="pi")[0]
+    assert own[0] != T.bits_per_char(ft, [8], method="pi")[0]
+    plain = T.finetune(rope8, length=32, steps=2, progress=False)
+    assert plain.method is None and plain.factor == 4.0
+    assert T.bits_per_char(plain, [32])[0] == pytest.approx(T.bits_per_char(plain, [32], method=None)[0])
+
+
+def test_finetune_bad_input_names_the_argument(rope8):
+    alibi = T.train("alibi", steps=1, train_len=8, d_model=16, heads=2, layers=1, progress=False)
+    with pytest.raises(ValueError, match="run must be a RoPE run"):
+        T.finetune(alibi, length=32)
+    with pytest.raises(ValueError, match="length must exceed the run's training length 8, got 8"):
+        T.finetune(rope8, length=8)
+    with pytest.raises(ValueError, match="steps"):
+        T.finetune(rope8, length=32, steps=0)
+    with pytest.raises(ValueError, match="method must be one of 'pi', 'ntk', 'yarn' or None, got 'dynamic'"):
+        T.finetune(rope8, length=32, method="dynamic")
+    ft = T.finetune(rope8, length=16, steps=1, progress=False)
+    with pytest.raises(ValueError, match="run is already fine-tuned"):
+        T.finetune(ft, length=32)
+    with pytest.raises(TypeError, match="run must be a text run"):
+        T.finetune("rope", length=32)

@@ -22,9 +22,13 @@ def fake_results():
             p[:] = np.nan
         bits[scheme], by_pos[scheme] = b, p
     scaled = {m: np.stack([np.full(4, 2.5), np.full(4, 2.7)]) for m in ("pi", "ntk", "yarn")}
+    # fine-tuned: seed 0 gives 3 + k/10 for method k (plain, pi, ntk, yarn), seed 1 that + 0.2
+    tuned = {m: np.stack([np.full(4, 3 + k / 10), np.full(4, 3.2 + k / 10)]) for k, m in enumerate(
+        ("plain", "pi", "ntk", "yarn"))}
     return {
         "defaults": {"train_len": 64}, "lengths": LENGTHS, "seeds": [0, 1], "unigram_bits": 4.9,
         "bits": bits, "by_position": by_pos, "scaled": scaled, "by_position_length": 512,
+        "finetuned": tuned, "finetune": {"length": 256, "steps": 100},
     }
 
 
@@ -49,3 +53,13 @@ def test_figures_draw_the_mean_over_seeds():
     fig = vt.make_position_figure(res)
     ys = {line.get_label(): line.get_ydata() for line in fig.axes[0].get_lines()}
     assert "learned table" not in ys and np.isclose(ys["ALiBi"][0], 3.1)
+
+
+def test_finetune_figure_draws_the_mean_of_each_fine_tuned_method():
+    fig = vt.make_finetune_figure(fake_results())
+    right = {line.get_label(): line.get_ydata() for line in fig.axes[1].get_lines()}
+    for k, m in enumerate(("plain", "pi", "ntk", "yarn")):
+        np.testing.assert_allclose(right[vt.FINETUNE_STYLE[m][0]], 3.1 + k / 10)
+    left = {line.get_label() for line in fig.axes[0].get_lines()}
+    assert {"RoPE", "ALiBi", "RoPE + PI, no fine-tuning"} <= left and "RoPE, fine-tuned" not in left
+    assert "100 steps" in fig.axes[1].get_title() and "256" in fig.axes[1].get_title()

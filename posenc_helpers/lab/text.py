@@ -11,7 +11,9 @@ non-overlapping windows of T characters and the loss is averaged over every
 position, in bits per character. Taught in notebooks/15-lab-on-real-text.ipynb.
 
 ``python -m posenc_helpers.lab.text`` runs the sweep (every scheme, several
-seeds, two worker processes) and writes ``text_results.json``.
+seeds, two worker processes; each RoPE model also briefly fine-tuned at 4L,
+see :func:`finetune`) and writes ``text_results.json``; ``--rope-only``
+recomputes the RoPE rows and keeps the others.
 
 >>> len(VOCAB), decode(encode("To be, or not to be")) == "To be, or not to be"
 (73, True)
@@ -19,6 +21,7 @@ seeds, two worker processes) and writes ``text_results.json``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import math
@@ -39,12 +42,13 @@ from ..scaling import scaled_frequencies, yarn_attention_factor
 from .evaluate import _lengths as _lab_lengths
 from .model import Config, check_scheme, forward
 from .tasks import windows
-from .train import Run, _seed, fit
+from .train import FINETUNE, Run, _seed, fit
 
 __all__ = [
     "TEXT_PATH", "RESULTS_PATH", "VOCAB", "DEFAULTS", "SEEDS", "HELD_OUT_SEED", "FACTORS", "METHODS",
-    "YARN_BETA", "text", "encode", "decode", "split", "batch", "unigram_bits", "train", "bits_per_char",
-    "loss_by_position", "generate", "rope_omega", "sweep_row", "sweep", "save", "load", "main",
+    "YARN_BETA", "TextRun", "text", "encode", "decode", "split", "batch", "unigram_bits", "train", "bits_per_char",
+    "loss_by_position", "generate", "rope_omega", "finetune", "finetune_bits", "FINETUNE_LEN", "FINETUNE_STEPS", "sweep_row",
+    "sweep", "save", "load", "main",
 ]
 
 HERE = pathlib.Path(__file__).parent
@@ -66,6 +70,10 @@ METHODS = ("pi", "ntk", "yarn")
 
 #: YaRN's ramp scaled to this model, as Llama 3.1's rule: (α, β) = (1, 4) turns within L.
 YARN_BETA = (1.0, 4.0)
+
+#: The sweep's brief fine-tune of every RoPE model: this many steps at FINETUNE_LEN × L characters.
+FINETUNE_LEN = 4
+FINETUNE_STEPS = 100
 
 #: Validation tokens per evaluation batch (windows per batch = this ÷ T).
 _EVAL_TOKENS = 8192
@@ -106,6 +114,39 @@ def split() -> tuple[np.ndarray, np.ndarray]:
     """``(train, validation)`` ids: the first 90 % of the text by position, and the rest. Not shuffled."""
     ids = encode(text())
     # cut = ⌊0.9 · N⌋
+    cut = int(0.9 * ids.size)
+    return ids[:cut], ids[cut:]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TextRun(Run):
+    """A :class:`.train.Run` that also knows the validation text it is read on.
+
+    ``validation`` is None for the shipped text (read with :func:`split`), or
+    the validation ids of the learner's own text (see :func:`train`'s ``corpus``).
+    """
+
+    validation: np.ndarray | None = None
+
+
+def _corpus_split(corpus, train_len) -> tuple[np.ndarray, np.ndarray]:
+    """``(train, validation)`` ids of the learner's text: a string, or a path to a UTF-8 file."""
+    if isinstance(corpus, os.PathLike):
+        corpus = pathlib.Path(corpus).read_text(encoding="utf-8")
+    if not isinstance(corpus, str):
+        raise TypeError(f"corpus must be a string or a path (pathlib.Path), got {type(corpus).__name__}")
+    bad = sorted(set(corpus) - set(_INDEX))
+    if bad:
+        raise ValueError(
+            f"corpus has characters outside the vocabulary: {''.join(bad)!r} (replace them, or see VOCAB)"
+        )
+    # the 10 % validation part must hold at least one window of L + 1 characters
+    need = 10 * (train_len + 1)
+    if len(corpus) < need:
+        raise ValueError(
+            f"corpus must have at least 10 × (train_len + 1) = {need} characters, got {len(corpus)}"
+        )
+    ids = encode(corpus)
     cut = int(0.9 * ids.size)
     return ids[:cut], ids[cut:]
 
@@ -167,12 +208,17 @@ def train(
     d_model=DEFAULTS["d_model"],
     heads=DEFAULTS["heads"],
     layers=DEFAULTS["layers"],
-) -> Run:
+    corpus=None,
+) -> TextRun:
     """Train a character-level language model with ``scheme`` on the training text; returns a Run.
 
     The lab's model and loop (AdamW, warm-up, cosine decay), with batches of
     ``batch`` random windows of ``train_len`` characters and the loss averaged
     over every position. ``seed`` fixes the initial parameters and every batch.
+    ``corpus``: None trains on the shipped tragedies; a string (the text itself)
+    or a ``pathlib.Path`` (a UTF-8 file) trains on its first 90 %, and the
+    run is read on its last 10 %. Its characters must all be in :data:`VOCAB`
+    and it needs at least 10 × (train_len + 1) of them.
 
     >>> run = train("alibi", steps=10, train_len=16, progress=False)
     >>> run.task, run.losses.shape, run.params["embed"].shape
@@ -184,14 +230,18 @@ def train(
     batch = v.positive_int("batch", batch)
     seed = _seed(seed)
     lr = v.real_scalar("lr", lr)
+    train_ids, validation = split() if corpus is None else _corpus_split(corpus, train_len)
     config = Config(
         scheme=scheme, vocab=len(VOCAB), d_model=d_model, heads=heads, layers=layers, train_len=train_len
     )
     params, losses = fit(
         config, "text", seed=seed, steps=steps, batch=batch, lr=lr, progress=progress,
-        text=split()[0], desc=f"{scheme} on text",
+        text=train_ids, desc=f"{scheme} on text",
     )
-    return Run(scheme, "text", train_len, params, losses, config, seed, steps)
+    return TextRun(
+        scheme, "text", train_len, params, losses, config, seed, steps,
+        validation=None if corpus is None else validation,
+    )
 
 
 def rope_omega(run, method, factor) -> tuple[np.ndarray, float]:
@@ -219,6 +269,59 @@ def rope_omega(run, method, factor) -> tuple[np.ndarray, float]:
     return omega, scale
 
 
+def finetune(run, *, length, method=None, steps=FINETUNE_STEPS, seed=0, progress=True) -> TextRun:
+    """Continue training a RoPE text ``run`` on windows of ``length`` characters, RoPE rescaled; a new run.
+
+    The papers' regime in miniature: rescale the frequencies for s = length / L
+    (L = ``run.train_len``) with ``method`` (None: plain RoPE, or "pi", "ntk",
+    "yarn", exactly as :func:`rope_omega`), then train ``steps`` steps on the
+    training text from ``seed``, with the lab's fine-tuning optimiser
+    (:data:`.train.FINETUNE`: AdamW at a constant 1e-3 after a 10-step warm-up).
+    The new run keeps ``train_len`` = L and remembers ``method``, ``factor`` = s
+    and ``finetune_len``, so ``bits_per_char(ft, lengths)`` reads it with that
+    same rescaling at every length. ``ft.initial_params`` is ``run.params``.
+
+    >>> run = train("rope", steps=10, train_len=16, progress=False)
+    >>> ft = finetune(run, length=64, method="yarn", steps=2, progress=False)
+    >>> ft.train_len, ft.finetune_len, ft.method, ft.factor, ft.losses.shape
+    (16, 64, 'yarn', 4.0, (2,))
+    >>> finetune(run, length=16)
+    Traceback (most recent call last):
+    ...
+    ValueError: length must exceed the run's training length 16, got 16
+    """
+    if not isinstance(run, Run) or run.task != "text":
+        raise TypeError(
+            f"run must be a text run from posenc_helpers.lab.text.train, got {type(run).__name__} "
+            f"(task {getattr(run, 'task', None)!r})"
+        )
+    if run.config.scheme != "rope":
+        raise ValueError(f"run must be a RoPE run to rescale its frequencies, got scheme {run.config.scheme!r}")
+    if run.factor is not None:
+        raise ValueError(f"run is already fine-tuned (at length {run.finetune_len}); fine-tune the original run")
+    if getattr(run, "validation", None) is not None:
+        raise ValueError("run was trained on your own corpus; finetune reads the shipped text only")
+    length = _length(length)
+    if length <= run.train_len:
+        raise ValueError(f"length must exceed the run's training length {run.train_len}, got {length}")
+    steps = v.positive_int("steps", steps)
+    seed = _seed(seed)
+    if method is not None and method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))} or None, got {method!r}")
+    factor = length / run.train_len
+    omega, scale = rope_omega(run, method, factor)
+    config = dataclasses.replace(run.config, train_len=length)
+    params, losses = fit(
+        config, "text", seed=seed, steps=steps, batch=FINETUNE["batch"], lr=FINETUNE["lr"], progress=progress,
+        text=split()[0], desc=f"fine-tune {method or 'RoPE'} at {length}", params=run.params, omega=omega,
+        logit_scale=scale, warmup=FINETUNE["warmup"], weight_decay=FINETUNE["weight_decay"], constant_lr=True,
+    )
+    return TextRun(
+        run.scheme, "text", run.train_len, params, losses, run.config, seed, steps,
+        initial_params=run.params, method=method, factor=factor, finetune_len=length,
+    )
+
+
 @functools.partial(jax.jit, static_argnames=("config",))
 def _nll(params, tokens, target, omega, logit_scale, *, config):
     logits = forward(params, tokens, config, omega=omega, logit_scale=logit_scale)
@@ -231,11 +334,15 @@ def _window_nll(run, T, method) -> np.ndarray:
     config = run.config
     if method is not None and config.scheme != "rope":
         raise ValueError(f"method needs a RoPE model, got scheme {config.scheme!r} and method {method!r}")
-    if config.scheme == "rope":
+    if config.scheme == "rope" and method is None and getattr(run, "factor", None) is not None:
+        omega, scale = rope_omega(run, run.method, run.factor)  # a fine-tuned run: its own rescaling
+    elif config.scheme == "rope":
         omega, scale = rope_omega(run, method, T / run.train_len)
     else:
         omega, scale = np.zeros(config.head_dim // 2), 1.0
-    val = split()[1]
+    val = _validation(run)
+    if val.size - 1 < T:
+        raise ValueError(f"length {T} is longer than the run's validation text ({val.size} characters) allows")
     # window w reads val[wT : (w+1)T] and predicts val[wT + 1 : (w+1)T + 1]
     n = (val.size - 1) // T
     tokens = val[: n * T].reshape(n, T)
@@ -255,6 +362,11 @@ def _window_nll(run, T, method) -> np.ndarray:
     return np.concatenate(out) / math.log(2)
 
 
+def _validation(run) -> np.ndarray:
+    own = getattr(run, "validation", None)
+    return split()[1] if own is None else own
+
+
 def bits_per_char(run, lengths, *, method=None) -> np.ndarray:
     """Mean validation loss in bits per character at each inference length T: one number per length.
 
@@ -262,8 +374,10 @@ def bits_per_char(run, lengths, *, method=None) -> np.ndarray:
     each window's T next-character losses are averaged over every position and
     every window (Press et al. 2022's non-overlapping evaluation). NaN where the
     scheme cannot run: the learned table past L. ``method`` ("pi", "ntk",
-    "yarn") rescales a RoPE model's frequencies by s = T / L, with no training.
-    Perplexity per character is 2 ** bits.
+    "yarn") rescales a RoPE model's frequencies by s = T / L, with no training;
+    a run from :func:`finetune` is read with its own rescaling (its method at
+    its factor) at every length unless ``method`` is given. Perplexity per
+    character is 2 ** bits.
 
     >>> run = train("learned", steps=10, train_len=16, progress=False)
     >>> bpc = bits_per_char(run, [16, 32])
@@ -335,8 +449,27 @@ def generate(run, prompt, n, *, seed=0) -> str:
 # ---- the sweep ---------------------------------------------------------------------------------
 
 
-def sweep_row(scheme, seed, *, steps=DEFAULTS["steps"], train_len=DEFAULTS["train_len"]) -> dict:
-    """Train one (scheme, seed) and evaluate it: one row of the results file."""
+def sweep_row(scheme, seed, *, steps=DEFAULTS["steps"], train_len=DEFAULTS["train_len"], finetuned=True) -> dict:
+    """Train one (scheme, seed) and evaluate it: one row of the results file.
+
+    A RoPE row also holds the test-time rescalings and, with ``finetuned=True``,
+    the bits after the brief fine-tune (:func:`finetune_bits`, one per method).
+    """
+    row, run = _row(scheme, seed, steps=steps, train_len=train_len)
+    if scheme == "rope" and finetuned:
+        t0 = time.process_time()
+        row["finetuned"] = {m or "plain": finetune_bits(run, m) for m in (None,) + METHODS}
+        row["finetune_seconds_cpu"] = round(time.process_time() - t0, 1)
+    return row
+
+
+def finetune_bits(run, method) -> list:
+    """Bits per character at L … 16L after the sweep's fine-tune (FINETUNE_STEPS at FINETUNE_LEN × L)."""
+    ft = finetune(run, length=FINETUNE_LEN * run.train_len, method=method, progress=False)
+    return bits_per_char(ft, [f * run.train_len for f in FACTORS]).tolist()
+
+
+def _row(scheme, seed, *, steps, train_len):
     t0 = time.process_time()
     w0 = time.perf_counter()
     run = train(scheme, seed=seed, steps=steps, train_len=train_len, progress=False)
@@ -353,7 +486,23 @@ def sweep_row(scheme, seed, *, steps=DEFAULTS["steps"], train_len=DEFAULTS["trai
     }
     if scheme == "rope":
         row["scaled"] = {m: bits_per_char(run, lengths, method=m).tolist() for m in METHODS}
-    return row
+    return row, run
+
+
+def _row_job(scheme, seed):
+    row, run = _row(scheme, seed, steps=DEFAULTS["steps"], train_len=DEFAULTS["train_len"])
+    return row, (run.params if scheme == "rope" else None)
+
+
+def _finetune_job(params, seed, method):
+    t0 = time.process_time()
+    L = DEFAULTS["train_len"]
+    config = Config(
+        scheme="rope", vocab=len(VOCAB), d_model=DEFAULTS["d_model"], heads=DEFAULTS["heads"],
+        layers=DEFAULTS["layers"], train_len=L,
+    )
+    run = TextRun("rope", "text", L, params, np.zeros(0), config, seed, DEFAULTS["steps"])
+    return finetune_bits(run, method), time.process_time() - t0
 
 
 def _versions() -> dict:
@@ -377,12 +526,23 @@ def sweep(seeds=SEEDS, *, schemes=None, workers=2, log=print) -> dict:
     w0 = time.perf_counter()
     rows = []
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(sweep_row, s, seed) for s, seed in jobs]
-        for f in futures:
-            rows.append(f.result())
+        futures = [pool.submit(_row_job, s, seed) for s, seed in jobs]
+        tunes = {}  # (seed, method) -> future: each RoPE row's fine-tunes, as soon as its model exists
+        for (s, seed), f in zip(jobs, futures, strict=True):
+            row, params = f.result()
+            rows.append(row)
+            if params is not None:
+                for m in (None,) + METHODS:
+                    tunes[seed, m] = pool.submit(_finetune_job, params, seed, m)
             if log:
-                r = rows[-1]
-                log(f"{r['scheme']:>10} seed {r['seed']}: {np.round(r['bits'], 3)} ({r['train_seconds_wall']} s)")
+                log(f"{s:>10} seed {seed}: {np.round(row['bits'], 3)} ({row['train_seconds_wall']} s)")
+        for row in rows:
+            if row["scheme"] == "rope":
+                done = {m: tunes[row["seed"], m].result() for m in (None,) + METHODS}
+                row["finetuned"] = {m or "plain": bits for m, (bits, _) in done.items()}
+                row["finetune_seconds_cpu"] = round(sum(t for _, t in done.values()), 1)
+                if log:
+                    log(f"      rope seed {row['seed']} fine-tuned: {row['finetuned']}")
     wall = time.perf_counter() - w0
     L = DEFAULTS["train_len"]
     return {
@@ -395,6 +555,7 @@ def sweep(seeds=SEEDS, *, schemes=None, workers=2, log=print) -> dict:
         "by_position_length": 8 * L,
         "methods": list(METHODS),
         "yarn_beta": list(YARN_BETA),
+        "finetune": {"length": FINETUNE_LEN * L, "steps": FINETUNE_STEPS, **FINETUNE},
         "unigram_bits": unigram_bits(),
         "vocab_size": len(VOCAB),
         "versions": _versions(),
@@ -427,7 +588,12 @@ def save(table, path=RESULTS_PATH) -> None:
 
 
 def load(path=RESULTS_PATH) -> dict:
-    """Read the sweep; ``bits[scheme]`` is an array (seeds, lengths) with NaN where null."""
+    """Read the sweep; ``bits[scheme]`` is an array (seeds, lengths) with NaN where null.
+
+    Also ``scaled[method]`` (RoPE rescaled at test time) and ``finetuned[m]``
+    (RoPE after the brief fine-tune; m is "plain", "pi", "ntk" or "yarn"),
+    each (seeds, lengths), and ``by_position[scheme]`` (seeds, 8L).
+    """
     table = json.loads(pathlib.Path(path).read_text())
     nan = lambda xs: np.array([np.nan if x is None else x for x in xs], dtype=float)  # noqa: E731
     by = {}
@@ -439,15 +605,51 @@ def load(path=RESULTS_PATH) -> dict:
         table["scaled"] = {
             m: np.stack([nan(r["scaled"][m]) for r in by["rope"]]) for m in table["methods"]
         }
+        if all("finetuned" in r for r in by["rope"]):
+            table["finetuned"] = {
+                m: np.stack([nan(r["finetuned"][m]) for r in by["rope"]]) for m in by["rope"][0]["finetuned"]
+            }
     return table
 
 
+def rope_rows(table, *, workers=2, log=print) -> dict:
+    """``table`` with its RoPE rows recomputed (with the fine-tune) and every other row kept.
+
+    The sweep's settings must be this module's (the same budget, seeds and
+    lengths), so the kept rows and the new ones are one experiment.
+    """
+    fresh = sweep(table["seeds"], schemes=("rope",), workers=workers, log=log)
+    for key in ("defaults", "lengths", "methods", "yarn_beta"):
+        if table[key] != fresh[key]:
+            raise ValueError(f"the results file's {key} {table[key]!r} differ from this module's {fresh[key]!r}")
+    rows = [r for r in table["rows"] if r["scheme"] != "rope"] + fresh["rows"]
+    order = {s: i for i, s in enumerate(table["schemes"])}
+    rows.sort(key=lambda r: (r["seed"], order[r["scheme"]]))
+    out = {k: v for k, v in table.items() if k not in ("bits", "by_position", "scaled", "finetuned")}
+    out.update(rows=rows, finetune=fresh["finetune"], versions=fresh["versions"])
+    out["rope_rows_seconds_wall"] = fresh["sweep_seconds_wall"]
+    out["rope_rows_load_average"] = fresh["load_average"]
+    return out
+
+
 def main(argv=None) -> None:
-    argv = sys.argv[1:] if argv is None else argv
+    """``python -m posenc_helpers.lab.text [WORKERS] [--rope-only]``: the sweep, written to RESULTS_PATH.
+
+    ``--rope-only`` recomputes the RoPE rows (with their fine-tunes) and keeps
+    every other row of the shipped file; without it, everything is retrained.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    rope_only = "--rope-only" in argv
+    argv = [a for a in argv if a != "--rope-only"]
     workers = int(argv[0]) if argv else 2
-    table = sweep(workers=workers)
+    if rope_only:
+        table = rope_rows(json.loads(RESULTS_PATH.read_text()), workers=workers)
+        seconds, load_average = table["rope_rows_seconds_wall"], table["rope_rows_load_average"]
+    else:
+        table = sweep(workers=workers)
+        seconds, load_average = table["sweep_seconds_wall"], table["load_average"]
     save(table)
-    print(f"wrote {RESULTS_PATH} in {table['sweep_seconds_wall']} s, load average {table['load_average']}")
+    print(f"wrote {RESULTS_PATH} in {seconds} s, load average {load_average}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..style import OKABE_ITO
 from . import new_figure, styled
 from .lab import METHOD_STYLE, SCHEME_STYLE
 
@@ -19,8 +20,19 @@ __all__ = [
     "summarise",
     "make_bits_figure",
     "make_position_figure",
+    "make_finetune_figure",
+    "FINETUNE_STYLE",
     "FIGURES",
 ]
+
+
+#: Label, colour and line style of RoPE after the brief fine-tune, per rescaling (colours as METHOD_STYLE's).
+FINETUNE_STYLE = {
+    "plain": ("RoPE, fine-tuned", OKABE_ITO[0], "-"),
+    "pi": ("RoPE + PI, fine-tuned", METHOD_STYLE["pi"][1], "--"),
+    "ntk": ("RoPE + NTK, fine-tuned", METHOD_STYLE["ntk"][1], "-."),
+    "yarn": ("RoPE + YaRN, fine-tuned", METHOD_STYLE["yarn"][1], ":"),
+}
 
 
 def summarise(bits) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -164,7 +176,50 @@ def make_position_figure(res=None):
     return fig
 
 
-#: Not registered yet: tests/test_generated.py requires a notebook that shows every figure, and
-#: notebooks/15 does not exist yet. When it does, register them here and run ``make figures``:
-#: {"15-bits-vs-length": make_bits_figure, "15-loss-by-position": make_position_figure}
-FIGURES: dict = {}
+@styled
+def make_finetune_figure(res=None):
+    """The figure ``figures/15-rope-finetune.png``: RoPE rescaled at test time only, and after the brief fine-tune.
+
+    Left: plain RoPE and PI, NTK, YaRN at s = T/L with no training. Right: each
+    after ``res["finetune"]["steps"]`` steps at ``res["finetune"]["length"]``
+    characters (s = that length / L), read with that rescaling at every T.
+    ALiBi (mean of seeds) is drawn on both as the reference. Taught in
+    notebooks/15-lab-on-real-text.ipynb.
+    """
+    res = _load() if res is None else res
+    L = res["defaults"]["train_len"]
+    lengths = res["lengths"]
+    fig, axes = new_figure(1, 2, figsize=(12.0, 4.6), sharey=True)
+    rope, alibi = summarise(res["bits"]["rope"]), summarise(res["bits"]["alibi"])
+    scaled = {m: summarise(b) for m, b in res["scaled"].items()}
+    plot_bits_vs_length(
+        axes[0], lengths, {"rope": rope[0], "alibi": alibi[0]}, L, spread={"rope": rope[1:]},
+        unigram=res["unigram_bits"],
+    )
+    plot_bits_vs_length(
+        axes[0], lengths, {m: v[0] for m, v in scaled.items()}, L, spread={m: v[1:] for m, v in scaled.items()},
+        styles=METHOD_STYLE,
+    )
+    axes[0].set_title("rescaled at test time only")
+    tuned = {m: summarise(b) for m, b in res["finetuned"].items()}
+    plot_bits_vs_length(axes[1], lengths, {"alibi": alibi[0]}, L, unigram=res["unigram_bits"])
+    plot_bits_vs_length(
+        axes[1], lengths, {m: v[0] for m, v in tuned.items()}, L, spread={m: v[1:] for m, v in tuned.items()},
+        styles=FINETUNE_STYLE,
+    )
+    n, T = res["finetune"]["steps"], res["finetune"]["length"]
+    axes[1].axvline(T, color="0.3", linewidth=1, linestyle=(0, (4, 2)))
+    axes[1].set_title(f"after {n} steps of fine-tuning at T = {T} (dashed)")
+    axes[1].set_ylabel("")
+    for ax in axes:
+        ax.legend(loc="upper left", fontsize="small")
+    fig.suptitle(f"RoPE trained at L = {L}, read longer (mean of {len(res['seeds'])} seeds, band: range)")
+    return fig
+
+
+#: The figures notebooks/15-lab-on-real-text.ipynb shows, written by ``make figures``.
+FIGURES = {
+    "15-bits-vs-length": make_bits_figure,
+    "15-loss-by-position": make_position_figure,
+    "15-rope-finetune": make_finetune_figure,
+}

@@ -1,7 +1,7 @@
 # Two commands are all a newcomer needs (see README.md):
 #   make lab    install the learner's set into .venv, then open JupyterLab on notebooks/
 #   make test   install everything into .venv, then lint, check the lock and run every test
-# Install only (nothing starts): make install-lessons (00-11, no JAX), make install-lab (every
+# Install only (nothing starts): make install-lessons (00-11 and 14, no JAX), make install-lab (every
 # lesson, JAX included), make install-book (the book builder), make install (everything).
 # Every install takes its versions from requirements.txt, the complete lock (`make lock` writes it).
 PYTHON ?= python3
@@ -52,7 +52,7 @@ endef
 $(CONSTRAINTS): requirements.txt | $(PY)
 	grep -v '^-e ' requirements.txt > $@
 
-# Lessons 00-11 only: the package without its `jax` extra, JupyterLab and the kernel.
+# Lessons 00-11 and 14 only: the package without its `jax` extra, JupyterLab and the kernel.
 $(VENV)/.installed-lessons: requirements.txt pyproject.toml $(CONSTRAINTS)
 	$(call install,-c $(CONSTRAINTS) $(LESSONS_SET))
 	touch $@
@@ -89,7 +89,7 @@ install-book: $(VENV)/.installed-book
 lab: $(VENV)/.installed-lab
 	$(VENV)/bin/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
 
-# The same JupyterLab with the light set: lessons 00-11 run, 12 and 13 say what to install.
+# The same JupyterLab with the light set: lessons 00-11 and 14 run, 12, 13 and 15 say what to install.
 lessons: $(VENV)/.installed-lessons
 	$(VENV)/bin/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
 

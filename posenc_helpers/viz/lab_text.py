@@ -155,7 +155,7 @@ def make_bits_figure(res=None):
     axes[1].set_title("RoPE, rescaled at test time (s = T/L, no fine-tuning)")
     axes[1].set_ylabel("")
     for ax in axes:
-        ax.legend(loc="upper left", fontsize="small")
+        ax.legend(loc="upper left", fontsize=11)
     n = len(res["seeds"])
     fig.suptitle(f"Character models trained on windows of {L}, read longer (mean of {n} seeds, band: range)")
     return fig
@@ -172,7 +172,7 @@ def make_position_figure(res=None):
     fig, ax = new_figure(figsize=(10.0, 4.6))
     curves = {s: summarise(b)[0] for s, b in res["by_position"].items()}
     plot_loss_by_position(ax, curves, L, title=f"Inside a window of {res['by_position_length']} characters")
-    ax.legend(loc="upper left", fontsize="small")
+    ax.legend(loc="upper left", fontsize=11)
     return fig
 
 
@@ -212,7 +212,7 @@ def make_finetune_figure(res=None):
     axes[1].set_title(f"after {n} steps of fine-tuning at T = {T} (dashed)")
     axes[1].set_ylabel("")
     for ax in axes:
-        ax.legend(loc="upper left", fontsize="small")
+        ax.legend(loc="upper left", fontsize=11)
     fig.suptitle(f"RoPE trained at L = {L}, read longer (mean of {len(res['seeds'])} seeds, band: range)")
     return fig
 

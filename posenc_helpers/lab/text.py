@@ -42,7 +42,7 @@ from ..scaling import scaled_frequencies, yarn_attention_factor
 from .evaluate import _lengths as _lab_lengths
 from .model import Config, check_scheme, forward
 from .tasks import windows
-from .train import FINETUNE, Run, _seed, fit
+from .train import FINETUNE, Run, _seed, check_finetune, fit
 
 __all__ = [
     "TEXT_PATH", "RESULTS_PATH", "VOCAB", "DEFAULTS", "SEEDS", "HELD_OUT_SEED", "FACTORS", "METHODS",
@@ -295,19 +295,9 @@ def finetune(run, *, length, method=None, steps=FINETUNE_STEPS, seed=0, progress
             f"run must be a text run from posenc_helpers.lab.text.train, got {type(run).__name__} "
             f"(task {getattr(run, 'task', None)!r})"
         )
-    if run.config.scheme != "rope":
-        raise ValueError(f"run must be a RoPE run to rescale its frequencies, got scheme {run.config.scheme!r}")
-    if run.factor is not None:
-        raise ValueError(f"run is already fine-tuned (at length {run.finetune_len}); fine-tune the original run")
     if getattr(run, "validation", None) is not None:
         raise ValueError("run was trained on your own corpus; finetune reads the shipped text only")
-    length = _length(length)
-    if length <= run.train_len:
-        raise ValueError(f"length must exceed the run's training length {run.train_len}, got {length}")
-    steps = v.positive_int("steps", steps)
-    seed = _seed(seed)
-    if method is not None and method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))} or None, got {method!r}")
+    length, steps, seed = check_finetune(run, _length(length), steps, seed, method, METHODS)
     factor = length / run.train_len
     omega, scale = rope_omega(run, method, factor)
     config = dataclasses.replace(run.config, train_len=length)

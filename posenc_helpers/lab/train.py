@@ -261,6 +261,25 @@ def fit(
     return params, np.concatenate(losses)
 
 
+def check_finetune(run, length, steps, seed, method, methods) -> tuple[int, int, int]:
+    """The checks :func:`finetune` and ``lab.text.finetune`` share; returns ``(length, steps, seed)``.
+
+    ``length`` has passed the caller's own length check; ``methods`` are the rescalings it offers.
+    """
+    if run.config.scheme != "rope":
+        raise ValueError(f"run must be a RoPE run to rescale its frequencies, got scheme {run.config.scheme!r}")
+    if run.factor is not None:
+        raise ValueError(f"run is already fine-tuned (at length {run.finetune_len}); fine-tune the original run")
+    length = v.positive_int("length", length)
+    if length <= run.train_len:
+        raise ValueError(f"length must exceed the run's training length {run.train_len}, got {length}")
+    steps = v.positive_int("steps", steps)
+    seed = _seed(seed)
+    if method is not None and method not in methods:
+        raise ValueError(f"method must be one of {', '.join(map(repr, methods))} or None, got {method!r}")
+    return length, steps, seed
+
+
 def finetune(run, *, length, method=None, steps=100, seed=0, progress=True) -> Run:
     """Continue training a trained RoPE ``run`` at ``length`` tokens, RoPE rescaled by ``method``; a new Run.
 
@@ -295,17 +314,7 @@ def finetune(run, *, length, method=None, steps=100, seed=0, progress=True) -> R
         raise TypeError(f"run must be a lab.Run (from lab.train), got {type(run).__name__}")
     if run.task == "text":
         raise ValueError("run is a text model: fine-tune it with posenc_helpers.lab.text, not lab.finetune")
-    if run.config.scheme != "rope":
-        raise ValueError(f"run must be a RoPE run to rescale its frequencies, got scheme {run.config.scheme!r}")
-    if run.factor is not None:
-        raise ValueError(f"run is already fine-tuned (at length {run.finetune_len}); fine-tune the original run")
-    length = v.positive_int("length", length)
-    if length <= run.train_len:
-        raise ValueError(f"length must exceed the run's training length {run.train_len}, got {length}")
-    steps = v.positive_int("steps", steps)
-    seed = _seed(seed)
-    if method is not None and method not in SCALINGS:
-        raise ValueError(f"method must be one of {', '.join(map(repr, SCALINGS))} or None, got {method!r}")
+    length, steps, seed = check_finetune(run, length, steps, seed, method, SCALINGS)
     factor = length / run.train_len
     omega, scale = rope_scaling(run, method, factor)
     config = dataclasses.replace(run.config, train_len=length)

@@ -48,7 +48,8 @@ def test_sweep_figure_shows_the_mean_over_seeds_and_moves_with_the_sliders():
     np.testing.assert_allclose(h["scaled"][("first", "pi")].get_ydata(), 0.5)
     assert "T = 160 tokens (5 × L" in readout and "s = 5" in readout
     # index 4 (T = 160): 1/5 + 0.05 = 0.25 for every scheme but the learned table
-    assert readout.count("<td>0.25</td>") == 2 * 4 and readout.count("<td>—</td>") == 2
+    assert readout.count("<td>0.25</td>") == 2 * (len(SCHEMES) - 1) and readout.count("<td>—</td>") == 2
+    assert "mean of 2 seeds" in readout
 
 
 @pytest.mark.parametrize("kw, match", [({"length": 100, "factor": 2}, "length must be one of"),
@@ -97,3 +98,45 @@ def test_headline_figure_plots_past_l_on_top_and_all_positions_below():
     np.testing.assert_allclose(line.get_ydata(), want)
     assert "past L" in top.get_title() and "all positions" in bottom.get_title()
     assert "2 seeds" in fig._suptitle.get_text()
+
+
+def _with_scaled_and_finetune(res):
+    # scaled[m] (past L) = 0.1 · (index of m + 1) for seed 0 and + 0.2 for seed 1; fine-tuned after 100
+    # steps = 0.5 + 0.1 · index of the method for seed 0, + 0.2 for seed 1 (other step counts: 0)
+    methods = list(SCALINGS) + ["yarn_llama"]
+    for (seed, _, scheme), entry in res["table"].items():
+        if scheme != "rope":
+            continue
+        entry["scaled"] = {m: np.full(8, 0.1 * (i + 1) + 0.2 * seed) for i, m in enumerate(methods)}
+        entry["finetune"] = {
+            m: {"25": {"beyond": np.zeros(8)}, "50": {"beyond": np.zeros(8)},
+                "100": {"beyond": np.full(8, 0.5 + 0.1 * i + 0.2 * seed)}}
+            for i, m in enumerate(("none", "pi", "ntk", "yarn"))
+        }
+    return res
+
+
+def test_scaling_figure_plots_past_l_with_both_yarn_thresholds():
+    fig = vl.make_scaling_figure(_with_scaled_and_finetune(fake_results()))
+    lines = {ln.get_label(): ln for ln in fig.axes[0].get_lines()}
+    # mean over seeds 0 and 1: 0.1 · (i + 1) + 0.1
+    np.testing.assert_allclose(lines["RoPE + PI, no fine-tuning"].get_ydata(), 0.2)
+    np.testing.assert_allclose(lines["RoPE + YaRN, LLaMA's thresholds"].get_ydata(), 0.5)
+    assert fig.axes[0].get_ylabel() == "accuracy, positions past L" and "2 seeds" in fig._suptitle.get_text()
+
+
+def test_finetune_figure_plots_the_100_step_runs_with_their_range():
+    head = _with_scaled_and_finetune(fake_results())
+    extra = {"lengths": np.array([32, 64, 128, 256]), "table": {}}
+    for seed in (0, 1):
+        entry = {"beyond": np.array([np.nan, 0.3, 0.2, 0.1]), "finetune": {
+            m: {"100": {"beyond": np.full(4, 0.9 - 0.1 * i - 0.1 * seed)}} for i, m in enumerate(("none", "pi", "ntk", "yarn"))
+        }}
+        extra["table"][seed, "recall", "rope"] = entry
+    fig = vl.make_finetune_figure(head, extra)
+    assert len(fig.axes) == 3
+    first = {ln.get_label(): ln for ln in fig.axes[1].get_lines()}
+    np.testing.assert_allclose(first["NTK, fine-tuned"].get_ydata(), 0.5 + 0.2 + 0.1)
+    recall = {ln.get_label(): ln for ln in fig.axes[2].get_lines()}
+    np.testing.assert_allclose(recall["plain RoPE, fine-tuned"].get_ydata(), 0.85)
+    np.testing.assert_allclose(recall["RoPE, no fine-tuning"].get_ydata()[1:], [0.3, 0.2, 0.1])

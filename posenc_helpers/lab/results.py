@@ -1,17 +1,21 @@
 """The lab's sweep over seeds, and the small results file the slider demo reads.
 
 :func:`sweep` trains every scheme on every headline task for each seed at the
-notebook's budget, and evaluates each model at :data:`SWEEP_LENGTHS`, past
-the training length only as well, and (RoPE) with every test-time scaling
-method at every factor in :data:`FACTORS`, no fine-tuning. ``make lab-results``
-runs it and writes ``posenc_helpers/lab/results.json`` (a few kB), which
-notebook 12's ranges and the slider demo of notebooks/13-trained-heads.ipynb
-read, so neither trains for them. The seed test (tests/test_lab_claims.py)
-trains the same models, and two held-out seeds, in the same pool.
+notebook's budget, and evaluates each model (:func:`evaluate_run`) at
+:data:`SWEEP_LENGTHS`, over all positions and past the training length only,
+with log-n scaling, and (RoPE) with every test-time scaling method, at s = T/L
+and at every factor in :data:`FACTORS`, and after a brief fine-tune at 4L
+(:func:`finetuned`); it also keeps what attention does past L
+(:func:`attention_numbers`) and how far a learned table moved
+(:func:`table_numbers`). ``make lab-results`` runs it for :data:`SEEDS` and
+writes ``posenc_helpers/lab/results.json``, which notebooks 12 and 13 and the
+slider demo read, so none of them trains for it. The seed test
+(tests/test_lab_claims.py) trains the same models for the two held-out seeds
+:data:`HELD_OUT`, in the same pool, with the same functions.
 
 Both sweeps train their models in a pool of worker processes (:func:`pool_map`,
 one per core by default, each with one XLA thread), so two cores train two
-models at once. Regenerate with ``make lab-results`` (about 10 minutes on 2 cores).
+models at once. The file records the seconds the last regeneration took.
 """
 
 from __future__ import annotations
@@ -23,15 +27,16 @@ from pathlib import Path
 
 import numpy as np
 
-from .evaluate import SCALINGS, accuracy
+from .evaluate import SCALINGS, accuracy, learned_similarity
 from .model import SCHEMES
 from .tasks import TASKS
-from .train import DEFAULTS, train
+from .train import DEFAULTS, FINETUNE, finetune, train
 
 __all__ = [
     "SWEEP_LENGTHS", "FACTORS", "SEEDS", "RESULTS_PATH", "sweep", "save", "load",
     "EXTRA_LENGTHS", "EXTRA_BUDGETS", "EXTRA_PATH", "extra_run", "extra_sweep", "save_extra", "load_extra",
-    "pool_map", "sweep_row", "XLA_ONE_THREAD",
+    "pool_map", "sweep_row", "XLA_ONE_THREAD", "HELD_OUT", "FINETUNE_FACTOR", "FINETUNE_STEPS",
+    "FINETUNE_METHODS", "ATTENTION_LENGTHS", "evaluate_run", "finetuned", "attention_numbers", "table_numbers", "head_numbers",
 ]
 
 #: The XLA flag each worker process gets: one compute thread, so n workers use n cores without fighting.
@@ -81,8 +86,20 @@ SWEEP_LENGTHS = tuple(range(32, 257, 32))
 #: Test-time RoPE scaling factors s of the sweep.
 FACTORS = tuple(range(1, 9))
 
-#: The seeds of the shipped results and of the three-seed test.
-SEEDS = (0, 1, 2)
+#: The seeds of the shipped sweeps. The seed test (tests/test_lab_claims.py) checks every
+#: claim on these (from the files) and on two held-out seeds it trains (:data:`HELD_OUT`).
+SEEDS = (0, 1, 2, 3, 4)
+
+#: Seeds no notebook and no sweep uses: the seed test trains them to check the claims.
+HELD_OUT = (11, 12)
+
+#: The fine-tune of every RoPE model in the sweeps: at 4L, per rescaling, after each of these step counts.
+FINETUNE_FACTOR = 4
+FINETUNE_STEPS = (25, 50, 100)
+FINETUNE_METHODS = (None, "pi", "ntk", "yarn")
+
+#: Lengths at which the sweep measures attention (entropy, weight on the first token).
+ATTENTION_LENGTHS = (32, 64, 128, 256)
 
 RESULTS_PATH = Path(__file__).with_name("results.json")
 
@@ -100,75 +117,260 @@ EXTRA_BUDGETS = {
 EXTRA_PATH = Path(__file__).with_name("results_extra.json")
 
 
-def evaluate_run(run, *, seed=0) -> dict:
-    """Every number the sweep keeps for one trained run (NaN: cannot run)."""
-    past = [n for n in SWEEP_LENGTHS if n > run.train_len]
-    out = {
-        "accuracy": accuracy(run, SWEEP_LENGTHS, seed=seed),
-        "beyond": np.concatenate([[np.nan], accuracy(run, past, seed=seed, positions="beyond")]),
-    }
-    if run.scheme == "rope":
-        for method in SCALINGS:
-            # scaled[method][f, j]: accuracy at SWEEP_LENGTHS[j] with factor FACTORS[f]
-            out[method] = np.array([accuracy(run, SWEEP_LENGTHS, seed=seed, method=method, factor=f) for f in FACTORS])
+def _name(method) -> str:
+    return "none" if method is None else method
+
+
+def finetuned(run, *, seed, lengths) -> dict:
+    """Fine-tune a RoPE run at :data:`FINETUNE_FACTOR` × L per method and step count, and score each.
+
+    ``{method name: {str(steps): {"accuracy": array, "beyond": array}}}`` at
+    ``lengths`` (``"beyond"`` NaN at L). Each fine-tune starts from ``run``
+    with the same seed, so the 25-step run is the first 25 steps of the
+    100-step one (the fine-tune's learning rate is constant after warm-up).
+    """
+    length = FINETUNE_FACTOR * run.train_len
+    past = [n for n in lengths if n > run.train_len]
+    out = {}
+    for method in FINETUNE_METHODS:
+        out[_name(method)] = {}
+        for steps in FINETUNE_STEPS:
+            ft = finetune(run, length=length, method=method, steps=steps, seed=seed, progress=False)
+            out[_name(method)][str(steps)] = {
+                "accuracy": accuracy(ft, lengths, seed=seed),
+                "beyond": np.concatenate([[np.nan], accuracy(ft, past, seed=seed, positions="beyond")]),
+            }
     return out
 
 
-def sweep_row(seed, task, scheme, steps=DEFAULTS["steps"]) -> dict:
+def attention_numbers(run, *, seed) -> dict:
+    """What attention does at :data:`ATTENTION_LENGTHS`: entropy and weight on token 0, per layer and head.
+
+    Each is averaged over the test batch and the scored queries (every query
+    at L, the queries past L beyond it), with the uniform reference
+    (entropy ln(i + 1), weight 1/(i + 1)) over the same queries. RoPE runs
+    also with PI at s = T/L and with log-n scaling; every other run with log-n.
+    """
+    from .evaluate import attention_entropy, attention_to_first
+
+    variants = {"none": {}, "logn": {"logn": True}}
+    if run.scheme == "rope":
+        variants["pi"] = {"method": "pi"}
+    lengths = [n for n in ATTENTION_LENGTHS if run.scheme != "learned" or n <= run.train_len]
+    out = {"lengths": lengths}
+    for name, kw in variants.items():
+        rows = []
+        for T in lengths:
+            where = "all" if T <= run.train_len else "beyond"
+            ent = attention_entropy(run, T, seed=seed, positions=where, **kw)
+            first = attention_to_first(run, T, seed=seed, positions=where, **kw)
+            rows.append({"entropy": ent["entropy"], "uniform_entropy": ent["uniform"], "to_first": first})
+        out[name] = rows
+    return out
+
+
+def evaluate_run(run, *, seed=0, lengths=SWEEP_LENGTHS, grid=True, tune=True) -> dict:
+    """Every number a sweep keeps for one trained run (NaN: cannot run).
+
+    ``accuracy`` and ``beyond`` (positions past L) at ``lengths``; for every
+    scheme but the learned table ``logn`` (past L, log-n query scaling);
+    for RoPE ``scaled`` (past L, s = T/L: PI, NTK, YaRN with the lab's
+    thresholds, and YaRN with LLaMA's, ``yarn_llama``), with ``grid=True`` the
+    all-position accuracy at every factor of :data:`FACTORS` (``pi``, ``ntk``,
+    ``yarn``: the slider demo's), and with ``tune=True`` the fine-tunes of
+    :func:`finetuned`. ``attention`` holds :func:`attention_numbers`.
+    """
+    from .evaluate import YARN_LLAMA
+
+    past = [n for n in lengths if n > run.train_len]
+    nan = np.array([np.nan])
+    out = {
+        "accuracy": accuracy(run, lengths, seed=seed),
+        "beyond": np.concatenate([nan, accuracy(run, past, seed=seed, positions="beyond")]),
+    }
+    if run.scheme != "learned":
+        out["logn"] = np.concatenate([nan, accuracy(run, past, seed=seed, positions="beyond", logn=True)])
+    if run.scheme == "rope":
+        beyond = {m: accuracy(run, past, seed=seed, positions="beyond", method=m) for m in SCALINGS}
+        beyond["yarn_llama"] = accuracy(run, past, seed=seed, positions="beyond", method="yarn", **YARN_LLAMA)
+        out["scaled"] = {m: np.concatenate([nan, a]) for m, a in beyond.items()}
+        if grid:
+            for method in SCALINGS:
+                # out[method][f, j]: accuracy at lengths[j] with factor FACTORS[f]
+                out[method] = np.array([accuracy(run, lengths, seed=seed, method=method, factor=f) for f in FACTORS])
+        if tune:
+            out["finetune"] = finetuned(run, seed=seed, lengths=lengths)
+    if run.scheme == "learned":
+        out["table"] = table_numbers(run)
+    if run.task == "prev":
+        out["head"] = head_numbers(run)
+    out["attention"] = attention_numbers(run, seed=seed)
+    return out
+
+
+def head_numbers(run) -> dict:
+    """Notebook 13's reading of a previous-token model's head, on its fixed random inputs.
+
+    The head (of either layer) with the most weight one token back inside L on
+    a 2L-token input (L for the learned table): ``head`` = [layer, head];
+    ``one_back`` = [mean weight one back for queries inside L, past L] on a
+    4L-token input (not for the learned table); for RoPE ``fast_share``, the
+    share of |q_k|·|k_k| of the pairs whose wavelength is under 2L.
+    """
+    from ..core import frequencies
+    from .evaluate import attention, attention_by_distance, rope_pair_usage
+
+    L = run.train_len
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(0, run.config.vocab, size=2 * L)
+    long_tokens = rng.integers(0, run.config.vocab, size=4 * L)
+    T = L if run.scheme == "learned" else 2 * L
+    profile = attention_by_distance(attention(run, tokens[:T])[:, :, :L, :L])
+    layer, head = (int(i) for i in np.unravel_index(np.argmax(profile[..., 1]), profile.shape[:2]))
+    out = {"head": [layer, head]}
+    if run.scheme != "learned":
+        d1 = np.diagonal(attention(run, long_tokens)[layer, head], -1)
+        out["one_back"] = [float(d1[: L - 1].mean()), float(d1[L - 1 :].mean())]
+    if run.scheme == "rope":
+        usage = rope_pair_usage(run, tokens[:L])[layer, head]
+        fast = 2 * np.pi / frequencies(run.config.head_dim, run.config.base) < 2 * L
+        out["fast_share"] = float(usage[fast].sum())
+    return out
+
+
+def table_numbers(run) -> dict:
+    """How far a learned table moved in training, and its rows' cosine similarity (the numbers notebook 13 states).
+
+    ``moved`` = ‖P − P₀‖ / ‖P₀‖ (P₀: the table before training); ``row_cosine``:
+    mean over rows of cos(P[t], P₀[t]); ``near``: mean cosine of neighbouring
+    rows; ``far``: mean cosine of rows 8 or more apart.
+    """
+    table = np.asarray(run.params["pos"], dtype=float)
+    start = np.asarray(run.initial_params["pos"], dtype=float)
+    norms = np.linalg.norm(table, axis=1) * np.linalg.norm(start, axis=1)
+    sim = learned_similarity(run)
+    n = sim.shape[0]
+    far = [sim[m, k] for m in range(n) for k in range(n) if abs(m - k) >= 8]
+    return {
+        "moved": float(np.linalg.norm(table - start) / np.linalg.norm(start)),
+        "row_cosine": float(np.mean((table * start).sum(1) / norms)),
+        "near": float(np.mean(np.diagonal(sim, 1))),
+        "far": float(np.mean(far)),
+    }
+
+
+def sweep_row(seed, task, scheme, steps=DEFAULTS["steps"], grid=True, tune=True) -> dict:
     """Train one (seed, task, scheme) at the notebook's budget and keep :func:`evaluate_run`'s numbers."""
     start = time.perf_counter()
     run = train(scheme, task, seed=seed, steps=steps, progress=False)
     trained = time.perf_counter() - start
-    entry = evaluate_run(run, seed=seed)
+    entry = evaluate_run(run, seed=seed, grid=grid, tune=tune)
     entry["train_seconds"] = trained
     entry["eval_seconds"] = time.perf_counter() - start - trained
     entry["final_loss"] = float(run.losses[-1])
     return entry
 
 
-def sweep(seeds=SEEDS, *, tasks=TASKS, schemes=SCHEMES, log=None, workers=None, steps=DEFAULTS["steps"]) -> dict:
-    """Train and evaluate every (seed, task, scheme) in a pool: ``{(seed, task, scheme): {...}}`` plus timings."""
+def sweep(
+    seeds=SEEDS, *, tasks=TASKS, schemes=SCHEMES, log=None, workers=None, steps=DEFAULTS["steps"],
+    grid=True, tune=True, on_result=None,
+) -> dict:
+    """Train and evaluate every (seed, task, scheme) in a pool: ``{(seed, task, scheme): {...}}`` plus timings.
+
+    ``on_result(table)`` is called after each finished job with what has finished so far.
+    """
     keys = [(seed, task, scheme) for seed in seeds for task in tasks for scheme in schemes]
+    table = {}
 
     def done(i, entry):
+        table[keys[i]] = entry
         if log is not None:
             seed, task, scheme = keys[i]
             log(f"seed {seed} {task:6s} {scheme:10s} train {entry['train_seconds']:5.1f} s, "
-                f"accuracy {np.round(entry['accuracy'][[0, 1, 3, 7]], 3)}")
+                f"eval {entry['eval_seconds']:5.1f} s, accuracy {np.round(entry['accuracy'][[0, 1, 3, 7]], 3)}")
+        if on_result is not None:
+            on_result(table)
 
-    entries = pool_map(sweep_row, [key + (steps,) for key in keys], workers=workers, on_result=done)
-    return dict(zip(keys, entries, strict=True))
+    pool_map(sweep_row, [key + (steps, grid, tune) for key in keys], workers=workers, on_result=done)
+    return table
 
 
 def _clean(x):
+    if isinstance(x, dict):
+        return {str(k): _clean(y) for k, y in x.items()}
     if isinstance(x, np.ndarray):
         return [_clean(y) for y in x.tolist()]
-    if isinstance(x, list):
+    if isinstance(x, (list, tuple)):
         return [_clean(y) for y in x]
-    if isinstance(x, float):
-        return None if np.isnan(x) else round(x, 4)
+    if isinstance(x, (float, np.floating)):
+        return None if np.isnan(x) else round(float(x), 4)
+    if isinstance(x, np.integer):
+        return int(x)
     return x
 
 
-def save(table, path=RESULTS_PATH) -> None:
-    """Write the sweep's accuracies (not its timings) as JSON; NaN becomes null."""
-    rows = []
+def _restore(x):
+    # JSON back to arrays: lists of numbers (or nested lists) become float arrays, null NaN
+    if isinstance(x, dict):
+        return {k: _restore(y) for k, y in x.items()}
+    if isinstance(x, list) and x and all(isinstance(y, dict) for y in x):
+        return [_restore(y) for y in x]
+    if isinstance(x, list):
+        return np.array(_nan(x), dtype=float)
+    return np.nan if x is None else x
+
+
+def _nan(x):
+    return [_nan(y) for y in x] if isinstance(x, list) else (np.nan if x is None else x)
+
+
+#: The keys of a sweep entry that the results files keep (timings stay out).
+KEPT = ("accuracy", "beyond", "logn", "scaled", "finetune", "table", "head", "attention", "final_loss") + SCALINGS
+
+
+def _rows(table, tasks):
     def order(item):
         (seed, task, scheme), _ = item
-        return seed, TASKS.index(task), SCHEMES.index(scheme)
+        return seed, tasks.index(task), SCHEMES.index(scheme)
 
+    rows = []
     for (seed, task, scheme), entry in sorted(table.items(), key=order):
         row = {"seed": seed, "task": task, "scheme": scheme}
-        row.update({k: _clean(np.asarray(v, dtype=float)) for k, v in entry.items() if k in ("accuracy", "beyond") + SCALINGS})
+        row.update({k: _clean(v) for k, v in entry.items() if k in KEPT})
         rows.append(row)
+    return rows
+
+
+def _versions() -> dict:
+    import jax
+    import optax
+
+    return {"jax": jax.__version__, "optax": optax.__version__, "numpy": np.__version__}
+
+
+def save(table, path=RESULTS_PATH, *, seconds=None) -> None:
+    """Write the sweep's numbers (not its per-model timings) as JSON; NaN becomes null."""
     doc = {
         "about": "accuracy of the extrapolation lab's models; regenerate with `make lab-results`",
-        "defaults": {k: v for k, v in DEFAULTS.items()},
+        "defaults": dict(DEFAULTS),
         "lengths": list(SWEEP_LENGTHS),
         "factors": list(FACTORS),
-        "rows": rows,
+        "seeds": sorted({seed for seed, _, _ in table}),
+        "finetune": {"factor": FINETUNE_FACTOR, "steps": list(FINETUNE_STEPS), **FINETUNE},
+        "versions": _versions(),
+        "seconds": seconds,
+        "rows": _rows(table, TASKS),
     }
     Path(path).write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def _table(doc) -> dict:
+    return {
+        (row["seed"], row["task"], row["scheme"]): {
+            k: (v if k == "final_loss" else _restore(v)) for k, v in row.items() if k not in ("seed", "task", "scheme")
+        }
+        for row in doc["rows"]
+    }
 
 
 def load(path=RESULTS_PATH) -> dict:
@@ -177,34 +379,47 @@ def load(path=RESULTS_PATH) -> dict:
     >>> res = load()
     >>> int(res["lengths"][0]), res["table"][(0, "prev", "alibi")]["accuracy"].shape
     (32, (8,))
+    >>> res["seeds"]
+    (0, 1, 2, 3, 4)
     """
     doc = json.loads(Path(path).read_text())
-    table = {}
-    for row in doc["rows"]:
-        key = (row["seed"], row["task"], row["scheme"])
-        table[key] = {
-            k: np.array([[np.nan if x is None else x for x in r] for r in v]) if isinstance(v[0], list)
-            else np.array([np.nan if x is None else x for x in v])
-            for k, v in row.items() if k not in ("seed", "task", "scheme")
-        }
-    return {"lengths": np.array(doc["lengths"]), "factors": np.array(doc["factors"]), "table": table}
+    return {
+        "lengths": np.array(doc["lengths"]), "factors": np.array(doc["factors"]),
+        "seeds": tuple(doc.get("seeds", sorted({r["seed"] for r in doc["rows"]}))),
+        "finetune": doc.get("finetune"), "table": _table(doc),
+    }
 
 
 def extra_run(seed, task, scheme) -> dict:
     """Train one (seed, extra task, scheme) at :data:`EXTRA_BUDGETS` and evaluate it at :data:`EXTRA_LENGTHS`.
 
-    Returns ``{"accuracy": (len(EXTRA_LENGTHS),) array, "final_loss": float}``;
-    NaN marks a length the model cannot run (the learned table past its size).
+    Returns ``{"accuracy": array, "beyond": array, "final_loss": float}``
+    (NaN: a length the model cannot run, the learned table past its size;
+    ``beyond`` is NaN at L). A RoPE model on ``"recall"``, the task whose
+    answer sits far away at a varying distance, is also fine-tuned as the
+    headline ones are (``"finetune"``, see :func:`finetuned`).
     """
     budget = EXTRA_BUDGETS[task]
     run = train(scheme, task, seed=seed, steps=budget["steps"], lr=budget["lr"], progress=False)
-    return {"accuracy": accuracy(run, EXTRA_LENGTHS, seed=seed), "final_loss": float(run.losses[-1])}
+    past = [n for n in EXTRA_LENGTHS if n > run.train_len]
+    entry = {
+        "accuracy": accuracy(run, EXTRA_LENGTHS, seed=seed),
+        "beyond": np.concatenate([[np.nan], accuracy(run, past, seed=seed, positions="beyond")]),
+        "final_loss": float(run.losses[-1]),
+    }
+    if scheme == "rope" and task == "recall":
+        entry["finetune"] = finetuned(run, seed=seed, lengths=EXTRA_LENGTHS)
+        entry["scaled"] = {
+            m: np.concatenate([[np.nan], accuracy(run, past, seed=seed, positions="beyond", method=m)])
+            for m in SCALINGS
+        }
+    return entry
 
 
-def extra_sweep(seeds=SEEDS, *, tasks=("back3", "recall"), schemes=SCHEMES, log=None, on_seed=None, workers=None) -> dict:
+def extra_sweep(seeds=SEEDS, *, tasks=("back3", "recall"), schemes=SCHEMES, log=None, on_result=None, workers=None) -> dict:
     """:func:`extra_run` for every (seed, task, scheme), in a pool: ``{(seed, task, scheme): {...}}``.
 
-    ``on_seed(table)`` is called once every job of a seed has finished, so a long run keeps what it finished.
+    ``on_result(table)`` is called after every finished job, so a long run keeps what it finished.
     """
     keys = [(seed, task, scheme) for seed in seeds for task in tasks for scheme in schemes]
     table = {}
@@ -216,29 +431,29 @@ def extra_sweep(seeds=SEEDS, *, tasks=("back3", "recall"), schemes=SCHEMES, log=
         if log is not None:
             log(f"seed {seed} {task:6s} {scheme:10s} at {time.perf_counter() - start:6.1f} s, "
                 f"accuracy {np.round(entry['accuracy'], 3)}, final loss {entry['final_loss']:.3f}")
-        if on_seed is not None and (i + 1 == len(keys) or keys[i + 1][0] != seed):
-            on_seed(table)
+        if on_result is not None:
+            on_result(table)
 
     pool_map(extra_run, keys, workers=workers, on_result=done)
     return table
 
 
-def save_extra(table, path=EXTRA_PATH) -> None:
-    """Write the extra-task run's accuracies as JSON (NaN becomes null), with its budgets and lengths."""
-    order = {t: i for i, t in enumerate(EXTRA_BUDGETS)}
-    rows = []
-    for (seed, task, scheme), entry in sorted(table.items(), key=lambda kv: (kv[0][0], order[kv[0][1]], SCHEMES.index(kv[0][2]))):
-        rows.append({"seed": seed, "task": task, "scheme": scheme,
-                     "accuracy": _clean(np.asarray(entry["accuracy"], dtype=float)),
-                     "final_loss": round(float(entry["final_loss"]), 4)})
+def save_extra(table, path=EXTRA_PATH, *, seconds=None) -> None:
+    """Write the extra-task run's numbers as JSON (NaN becomes null), with its budgets and lengths."""
+    from .tasks import RECALL_PAIRS
+
+    order = list(EXTRA_BUDGETS)
     doc = {
-        "about": "in-distribution check of the extra tasks (not an extrapolation result); "
-                 "regenerate with `make lab-results-extra`",
+        "about": "the extra tasks: in distribution at L, and past L; regenerate with `make lab-results-extra`",
         "defaults": dict(DEFAULTS),
         "budgets": EXTRA_BUDGETS,
         "lengths": list(EXTRA_LENGTHS),
         "seeds": sorted({seed for seed, _, _ in table}),
-        "rows": rows,
+        "recall_pairs": RECALL_PAIRS,
+        "finetune": {"factor": FINETUNE_FACTOR, "steps": list(FINETUNE_STEPS), **FINETUNE},
+        "versions": _versions(),
+        "seconds": seconds,
+        "rows": _rows(table, order),
     }
     Path(path).write_text(json.dumps(doc, indent=1) + "\n")
 
@@ -251,28 +466,26 @@ def load_extra(path=EXTRA_PATH) -> dict:
     (32, (4,))
     """
     doc = json.loads(Path(path).read_text())
-    table = {
-        (row["seed"], row["task"], row["scheme"]): {
-            "accuracy": np.array([np.nan if x is None else x for x in row["accuracy"]]),
-            "final_loss": row["final_loss"],
-        }
-        for row in doc["rows"]
+    return {
+        "lengths": np.array(doc["lengths"]), "seeds": tuple(doc["seeds"]), "budgets": doc["budgets"],
+        "recall_pairs": doc.get("recall_pairs"), "table": _table(doc),
     }
-    return {"lengths": np.array(doc["lengths"]), "seeds": tuple(doc["seeds"]), "budgets": doc["budgets"], "table": table}
 
 
 def main_extra(seeds=SEEDS) -> None:
     start = time.perf_counter()
-    extra_sweep(seeds, log=lambda line: print(line, flush=True), on_seed=save_extra)
-    print(f"wrote {EXTRA_PATH} in {time.perf_counter() - start:.0f} s")
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()}", flush=True)
+    table = extra_sweep(seeds, log=lambda line: print(line, flush=True), on_result=save_extra)
+    save_extra(table, seconds=round(time.perf_counter() - start))
+    print(f"wrote {EXTRA_PATH} in {time.perf_counter() - start:.0f} s, load average {os.getloadavg()}")
 
 
 def main() -> None:
     start = time.perf_counter()
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()}", flush=True)
-    table = sweep(log=lambda line: print(line, flush=True))
-    save(table)
-    print(f"wrote {RESULTS_PATH} in {time.perf_counter() - start:.0f} s")
+    table = sweep(log=lambda line: print(line, flush=True), on_result=save)
+    save(table, seconds=round(time.perf_counter() - start))
+    print(f"wrote {RESULTS_PATH} in {time.perf_counter() - start:.0f} s, load average {os.getloadavg()}")
 
 
 if __name__ == "__main__":

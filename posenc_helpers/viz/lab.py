@@ -24,6 +24,9 @@ __all__ = [
     "plot_accuracy_at_train_len",
     "make_accuracy_figure",
     "make_scaling_figure",
+    "make_finetune_figure",
+    "YARN_LLAMA_STYLE",
+    "FINETUNE_STYLE",
     "make_sweep_figure",
     "update_sweep",
     "sweep_demo",
@@ -45,6 +48,17 @@ METHOD_STYLE = {
     "pi": ("RoPE + PI, no fine-tuning", OKABE_ITO[5], "--"),
     "ntk": ("RoPE + NTK, no fine-tuning", OKABE_ITO[2], "-."),
     "yarn": ("RoPE + YaRN, no fine-tuning", OKABE_ITO[3], ":"),
+}
+
+#: YaRN with the thresholds its paper set for LLaMA (β = 32, α = 1), shown next to the lab's (β = 4).
+YARN_LLAMA_STYLE = ("RoPE + YaRN, LLaMA's thresholds", OKABE_ITO[6], (0, (3, 1, 1, 1)))
+
+#: Label, colour and line style per fine-tune (RoPE rescaled by the method, then trained briefly at 4L).
+FINETUNE_STYLE = {
+    "none": ("plain RoPE, fine-tuned", OKABE_ITO[0], "-"),
+    "pi": ("PI, fine-tuned", OKABE_ITO[5], "--"),
+    "ntk": ("NTK, fine-tuned", OKABE_ITO[2], "-."),
+    "yarn": ("YaRN, fine-tuned", OKABE_ITO[3], ":"),
 }
 
 
@@ -93,13 +107,14 @@ def plot_accuracy_vs_length(ax, lengths, acc, train_len, *, chance=None, spread=
 def plot_rope_scaling(ax, lengths, plain, scaled, train_len, *, chance=None, title="") -> dict:
     """RoPE's accuracy with its trained frequencies and with each test-time scaling (no fine-tuning).
 
-    ``scaled`` maps a method (``"pi"``, ``"ntk"``, ``"yarn"``) to accuracies at
-    ``lengths``. Returns the lines by name (``"rope"`` and the methods).
+    ``scaled`` maps a method (``"pi"``, ``"ntk"``, ``"yarn"``, or ``"yarn_llama"``
+    for YaRN with LLaMA's thresholds) to accuracies at ``lengths``. Returns the
+    lines by name (``"rope"`` and the methods).
     """
     lines = plot_accuracy_vs_length(ax, lengths, {"rope": plain}, train_len, chance=chance, title=title)
     for method, values in scaled.items():
-        label, colour, ls = METHOD_STYLE[method]
-        (lines[method],) = ax.plot(lengths, values, ls, color=colour, marker=".", label=label)
+        label, colour, ls = YARN_LLAMA_STYLE if method == "yarn_llama" else METHOD_STYLE[method]
+        (lines[method],) = ax.plot(lengths, values, linestyle=ls, color=colour, marker=".", label=label)
     return lines
 
 
@@ -240,24 +255,64 @@ def make_accuracy_figure(res=None):
 def make_scaling_figure(res=None):
     """The figure ``figures/12-rope-scaling.png``: RoPE at test time with PI, NTK, YaRN at s = T/L, no fine-tuning.
 
+    Accuracy on the positions past L, mean over the sweep's seeds, with YaRN
+    twice: with the lab's thresholds (β = 4, α = 1) and with LLaMA's (β = 32).
     Taught in notebooks/12-extrapolation-lab.ipynb.
     """
     from ..lab.tasks import TASK_TITLES, TASKS, chance
 
     res = _load() if res is None else res
-    lengths, factors = list(res["lengths"]), list(res["factors"])
-    # the factor of each test length: s = T / L
-    diagonal = [(factors.index(T // 32), j) for j, T in enumerate(lengths)]
-    fig, axes = new_figure(1, len(TASKS), figsize=(12.0, 4.4), sharey=True)
+    n_seeds = len({s for s, _, _ in res["table"]})
+    fig, axes = new_figure(1, len(TASKS), figsize=(12.0, 4.6), sharey=True)
     for ax, task in zip(axes, TASKS, strict=True):
-        plain = _summary(res, task, "accuracy")["rope"][0]
-        scaled = {
-            m: np.array([_summary(res, task, m, factor_index=f)["rope"][0][j] for f, j in diagonal]) for m in METHOD_STYLE
-        }
+        rows = [res["table"][key] for key in sorted(res["table"]) if key[1:] == (task, "rope")]
+        plain = np.mean([r["beyond"] for r in rows], axis=0)
+        methods = list(METHOD_STYLE) + ["yarn_llama"]
+        scaled = {m: np.mean([r["scaled"][m] for r in rows], axis=0) for m in methods}
         plot_rope_scaling(ax, res["lengths"], plain, scaled, 32, chance=chance(task, 16), title=TASK_TITLES[task])
-    axes[0].legend(loc="lower left")
+        ax.set_ylabel("accuracy, positions past L")
+    axes[0].legend(loc="lower left", fontsize=11)
     axes[1].set_ylabel("")
-    fig.suptitle("RoPE at test time with s = T / L, no fine-tuning (mean of 3 seeds)")
+    fig.suptitle(f"RoPE at test time with s = T / L, no fine-tuning (mean of {n_seeds} seeds)")
+    return fig
+
+
+@styled
+def make_finetune_figure(res=None, extra=None):
+    """The figure ``figures/12-finetune.png``: RoPE past L, zero-shot and after a brief fine-tune at 4L.
+
+    One panel per task (the two headline tasks and recall): plain RoPE with no
+    fine-tuning, then each method after 100 fine-tuning steps at 4L, mean over
+    the sweep's seeds with the range as a band. Taught in notebooks/12-extrapolation-lab.ipynb.
+    """
+    from ..lab.tasks import TASK_TITLES, TASKS, chance
+
+    if res is None or extra is None:
+        from ..lab import results
+
+        res = results.load() if res is None else res
+        extra = results.load_extra() if extra is None else extra
+    n_seeds = len({s for s, _, _ in res["table"]})
+    panels = [(task, res, 16) for task in TASKS] + [("recall", extra, 32)]
+    fig, axes = new_figure(1, len(panels), figsize=(16.0, 4.8), sharey=True)
+    for ax, (task, source, vocab) in zip(axes, panels, strict=True):
+        rows = [source["table"][key] for key in sorted(source["table"]) if key[1:] == (task, "rope")]
+        lengths = source["lengths"]
+        plot_accuracy_vs_length(
+            ax, lengths, {"rope": np.mean([r["beyond"] for r in rows], axis=0)}, 32,
+            chance=chance(task, vocab), title=TASK_TITLES[task],
+        )
+        ax.get_lines()[0].set_label("RoPE, no fine-tuning")
+        for method, (label, colour, ls) in FINETUNE_STYLE.items():
+            vals = np.array([r["finetune"][method]["100"]["beyond"] for r in rows])
+            ax.plot(lengths, vals.mean(0), ls, color=colour, marker=".", label=label)
+            ax.fill_between(lengths, vals.min(0), vals.max(0), color=colour, alpha=0.12, linewidth=0)
+        ax.axvline(4 * 32, color="0.3", linewidth=1, linestyle=(0, (4, 2)))
+        ax.set_ylabel("accuracy, positions past L")
+    for ax in axes[1:]:
+        ax.set_ylabel("")
+    axes[0].legend(loc="lower left", fontsize=11)
+    fig.suptitle(f"RoPE fine-tuned for 100 steps at 4L (dashed line), mean of {n_seeds} seeds, band: range")
     return fig
 
 
@@ -285,7 +340,8 @@ def make_sweep_figure(res=None, length=256, factor=8):
         handles["cursor"].append(cursor)
     axes[0].legend(loc="lower left", fontsize=11, ncols=2)
     axes[1].set_ylabel("")
-    fig.suptitle("The lab's sweep: mean of 3 seeds (no training on a slider move)")
+    n_seeds = len({s for s, _, _ in res["table"]})
+    fig.suptitle(f"The lab's sweep: mean of {n_seeds} seeds (no training on a slider move)")
     update_sweep(handles, length, factor)
     return fig, handles
 
@@ -317,9 +373,10 @@ def update_sweep(handles, length, factor) -> str:
         rows.append(f"<tr><td>{TASK_TITLES[task]}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     head = [SCHEME_STYLE[s][0] for s in SCHEME_STYLE] + [f"RoPE+{m.upper() if m != 'yarn' else 'YaRN'}" for m in METHOD_STYLE]
     where = "past" if length > 32 else "at"
+    n_seeds = len({s for s, _, _ in res["table"]})
     return (
         f"<b>T = {length} tokens ({length / 32:g} × L, {where} the training length), s = {factor}</b>: "
-        "accuracy, mean of 3 seeds (— : cannot run; scaled RoPE: no fine-tuning)"
+        f"accuracy, mean of {n_seeds} seeds (— : cannot run; scaled RoPE: no fine-tuning)"
         "<table><tr><th>task</th>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(rows) + "</table>"
     )
 
@@ -343,5 +400,9 @@ def sweep_demo(length: int = 256, factor: int = 8):
     return SliderDemo(make_sweep_figure, update_sweep, controls, title="Train short, test long: the sweep")
 
 
-FIGURES = {"12-accuracy-vs-length": make_accuracy_figure, "12-rope-scaling": make_scaling_figure}
+FIGURES = {
+    "12-accuracy-vs-length": make_accuracy_figure,
+    "12-rope-scaling": make_scaling_figure,
+    "12-finetune": make_finetune_figure,
+}
 DEMOS = {"sweep": sweep_demo}

@@ -314,9 +314,9 @@ def test_first_token_targets():
 def test_recall_targets_are_the_values_of_earlier_keys():
     tokens, target, mask = (np.asarray(a) for a in make_batch("recall", jax.random.key(2), batch=2, length=40, vocab=32))
     for b in range(2):
-        pairs = {int(tokens[b, 2 * p]): int(tokens[b, 2 * p + 1]) for p in range(10)}
-        assert len(pairs) == 10 and all(k < 16 <= v for k, v in pairs.items())
-        for t in range(20, 40):
+        pairs = {int(tokens[b, 2 * p]): int(tokens[b, 2 * p + 1]) for p in range(8)}  # RECALL_PAIRS = 8
+        assert len(pairs) == 8 and all(k < 16 <= v for k, v in pairs.items())
+        for t in range(16, 40):
             assert mask[b, t] and target[b, t] == pairs[int(tokens[b, t])]
 
 

@@ -47,10 +47,11 @@ SCALINGS = ("pi", "ntk", "yarn")
 #: The default of :func:`rope_scaling` for ``"yarn"``.
 YARN_LAB = {"beta_fast": 4.0, "beta_slow": 1.0}
 
-#: The YaRN paper's thresholds, set for LLaMA's L = 4,096 (also transformers' defaults when a config gives
-#: none: ``beta_fast ... or 32``, ``beta_slow ... or 1`` in _compute_yarn_parameters, modeling_rope_utils.py).
-#: At L = 32 no pair of this model turns 32 times, so they keep no pair: YaRN becomes PI plus a temperature.
-#: Pass them explicitly: ``rope_scaling(run, "yarn", s, **YARN_LLAMA)``.
+#: The YaRN paper's thresholds, set for LLaMA's L = 4,096 (also Hugging Face's defaults when a config gives
+#: none: ``beta_fast ... or 32``, ``beta_slow ... or 1`` in _compute_yarn_parameters, huggingface/transformers
+#: src/transformers/modeling_rope_utils.py). At L = 32 no pair of this model turns 32 times, so they keep no
+#: pair at its trained frequency (the fastest gets γ = (5.09 − 1)/31 ≈ 0.13): YaRN is then close to PI plus
+#: a temperature. Pass them explicitly: ``rope_scaling(run, "yarn", s, **YARN_LLAMA)``.
 YARN_LLAMA = {"beta_fast": 32.0, "beta_slow": 1.0}
 
 #: Sequences per test batch.
@@ -132,16 +133,20 @@ def logn_scale(length, train_len) -> np.ndarray:
     """Log-n query scaling: the factor on the logits of each query position i, shape (length, 1).
 
     c_i = max(1, ln(i + 1) / ln L), L = ``train_len``: 1 up to the training
-    length, then log_L(i + 1), so a query that sees i + 1 keys sharpens its
-    softmax as if the entropy of uniform attention, ln(i + 1), stayed at
-    ln L's scale. This is Qwen's (first generation) ``use_logn_attn``:
-    ``logn_list = [math.log(i, self.seq_length) if i > self.seq_length else 1
-    for i in range(1, 32768)]`` multiplies the query at 0-based position p by
-    ``logn_list[p]``, i.e. by log_L(p + 1) when p + 1 > L (modeling_qwen.py,
-    QWenAttention; transcribed in alibaba/MNN,
-    transformers/llm/export/llm_models/Qwen-1_8B/modeling_qwen.py). Our
-    i + 1 is the same indexing, and max(1, ·) the same switch (log_L(p + 1)
-    ≤ 1 exactly when p + 1 ≤ L). Qwen scales only at inference, as here.
+    length, then log_L(i + 1), the ratio of ln(i + 1) (the entropy of uniform
+    attention over the i + 1 keys query i sees) to its value ln L at the
+    training length; it sharpens the softmax of queries that see more keys
+    than training ever showed. This is Qwen's (first generation)
+    ``use_logn_attn``: ``logn_list = [math.log(i, self.seq_length) if i >
+    self.seq_length else 1 for i in range(1, 32768)]``, and the query at
+    0-based position p, after its rotation, is multiplied by
+    ``logn_list[p]``, i.e. by log_L(p + 1) when p + 1 > L, which multiplies
+    every logit of that query's row (modeling_qwen.py, QWenAttention; the
+    copy read here is alibaba/MNN,
+    transformers/llm/export/llm_models/Qwen-1_8B/modeling_qwen.py at commit
+    7cad2ee83f12f2ca86eaf36a2010eed322a68b2e). Our i + 1 is the same
+    indexing, and max(1, ·) the same switch (log_L(p + 1) ≤ 1 exactly when
+    p + 1 ≤ L). Qwen scales only when not training, as here.
     The shape (T, 1) broadcasts over the keys of the (batch, heads, T, T)
     logits, so ``forward(..., logit_scale=logn_scale(T, L))`` scales row i.
 

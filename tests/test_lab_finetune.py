@@ -63,7 +63,7 @@ def test_one_step_finetune_is_one_hand_made_adamw_step(run, method):
     omega = {
         None: frequencies(8),
         "pi": frequencies(8) / s,
-        "yarn": scaled_frequencies(8, 10000.0, "yarn", s, original_max_position=8),
+        "yarn": scaled_frequencies(8, 10000.0, "yarn", s, original_max_position=8, beta_fast=4.0, beta_slow=1.0),
     }[method]
     scale = (0.1 * math.log(s) + 1) ** 2 if method == "yarn" else 1.0
     tokens, target, mask = first_batch("prev", seed, length)

@@ -160,7 +160,9 @@ def test_rope_scaling_uses_scaled_frequencies(method):
     config = M.Config(scheme="rope", d_model=64, heads=4, train_len=32)
     run = lab.Run("rope", "prev", 32, None, np.zeros(1), config, 0, 1)
     omega, scale = lab.rope_scaling(run, method, 4)
-    np.testing.assert_array_equal(omega, scaled_frequencies(16, 10000.0, method, 4, original_max_position=32))
+    lab_ramp = {"beta_fast": 4.0, "beta_slow": 1.0} if method == "yarn" else {}  # YaRN's default: the lab's ramp
+    want = scaled_frequencies(16, 10000.0, method, 4, original_max_position=32, **lab_ramp)
+    np.testing.assert_array_equal(omega, want)
     assert scale == (yarn_attention_factor(4) ** 2 if method == "yarn" else 1.0)
     if method == "pi":
         np.testing.assert_allclose(omega, frequencies(16) / 4)
@@ -174,7 +176,7 @@ def test_yarn_thresholds_reach_the_course_helper():
     want = scaled_frequencies(16, 10000.0, "yarn", 4, original_max_position=32, beta_fast=4.0, beta_slow=1.0)
     np.testing.assert_array_equal(omega, want)
     assert scale == yarn_attention_factor(4) ** 2
-    llama, _ = lab.rope_scaling(run, "yarn", 4)  # the default: the paper's β = 32, α = 1
+    llama, _ = lab.rope_scaling(run, "yarn", 4, beta_fast=32.0, beta_slow=1.0)  # the paper's, for LLaMA
     assert omega[0] == frequencies(16)[0] and llama[0] < 0.9 * frequencies(16)[0]
     for method in ("pi", None):
         with pytest.raises(ValueError, match="YaRN's thresholds"):
@@ -194,7 +196,7 @@ def test_evaluate_passes_yarn_thresholds_to_the_model():
     logp = logp - np.log(np.exp(logp).sum(-1, keepdims=True))
     nll = -np.take_along_axis(logp, target[..., None], -1)[..., 0]
     np.testing.assert_allclose(got, (nll * mask).sum() / mask.sum(), rtol=1e-5)
-    assert abs(got - lab.evaluate(run, [16], method="yarn")["loss"][0]) > 1e-4
+    assert abs(got - lab.evaluate(run, [16], method="yarn", beta_fast=32.0, beta_slow=1.0)["loss"][0]) > 1e-4
 
 
 def literal_forward(params, tokens, config, omega=None, logit_scale=1.0):
@@ -312,9 +314,9 @@ def test_first_token_targets():
 def test_recall_targets_are_the_values_of_earlier_keys():
     tokens, target, mask = (np.asarray(a) for a in make_batch("recall", jax.random.key(2), batch=2, length=40, vocab=32))
     for b in range(2):
-        pairs = {int(tokens[b, 2 * p]): int(tokens[b, 2 * p + 1]) for p in range(10)}
-        assert len(pairs) == 10 and all(k < 16 <= v for k, v in pairs.items())
-        for t in range(20, 40):
+        pairs = {int(tokens[b, 2 * p]): int(tokens[b, 2 * p + 1]) for p in range(8)}  # RECALL_PAIRS = 8
+        assert len(pairs) == 8 and all(k < 16 <= v for k, v in pairs.items())
+        for t in range(16, 40):
             assert mask[b, t] and target[b, t] == pairs[int(tokens[b, t])]
 
 

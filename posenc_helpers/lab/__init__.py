@@ -29,17 +29,23 @@ from pathlib import Path as _Path
 from .evaluate import (
     LENGTHS,
     SCALINGS,
+    YARN_LAB,
+    YARN_LLAMA,
     accuracy,
     attention,
     attention_by_distance,
+    attention_entropy,
+    attention_summary,
+    attention_to_first,
     evaluate,
     learned_similarity,
+    logn_scale,
     rope_pair_usage,
     rope_scaling,
     test_batch,
 )
 from .model import SCHEME_TITLES, SCHEMES, Config, forward, init
-from .tasks import EXTRA_TASKS, TASK_TITLES, TASKS, chance
+from .tasks import EXTRA_TASKS, RECALL_PAIRS, TASK_TITLES, TASKS, chance, chance_uniform
 from .train import DEFAULTS, FINETUNE, Run, finetune, initial_params, train
 
 #: The environment variable that moves (or, set to "off", disables) JAX's persistent compilation cache.
@@ -79,6 +85,9 @@ __all__ = [
     "TASK_TITLES",
     "LENGTHS",
     "SCALINGS",
+    "YARN_LAB",
+    "YARN_LLAMA",
+    "RECALL_PAIRS",
     "DEFAULTS",
     "FINETUNE",
     "Config",
@@ -95,8 +104,13 @@ __all__ = [
     "learned_similarity",
     "rope_pair_usage",
     "rope_scaling",
+    "logn_scale",
+    "attention_entropy",
+    "attention_to_first",
+    "attention_summary",
     "test_batch",
     "chance",
+    "chance_uniform",
     "compilation_cache_dir",
     "CACHE_ENV",
 ]

@@ -16,10 +16,15 @@ in-distribution failure, never an extrapolation result):
 
 * ``"back3"``: predict the token exactly 3 back, target[t] = x[t − 3].
 * ``"recall"`` (extra task): multi-query associative recall. The sequence opens
-  with up to vocab/2 key–value pairs (keys from the lower half of the vocabulary,
-  values from the upper half); the rest repeats keys, and at each
+  with P = :data:`RECALL_PAIRS` = 8 key–value pairs at every test length (fewer
+  only when the sequence or the vocabulary is too short: P = min(8, length // 4,
+  vocab // 2)); keys are distinct, from the lower half of the vocabulary, values
+  drawn with replacement from the upper half. The rest repeats keys, and at each
   repeated key the model must predict that key's value. The answer sits far
-  away, so no local rule solves it.
+  away, so no local rule solves it, and a longer sequence means more queries
+  and longer distances, never more pairs. Its chance level,
+  :func:`chance`, is that of guessing one of the values in context; guessing
+  uniformly over the vocabulary is :func:`chance_uniform`.
 
 Taught in notebooks/12-extrapolation-lab.ipynb.
 
@@ -34,8 +39,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from .. import _validate as v
+
 __all__ = [
-    "TASKS", "EXTRA_TASKS", "ALL_TASKS", "TASK_TITLES", "check_task", "make_batch", "chance", "windows",
+    "TASKS", "EXTRA_TASKS", "ALL_TASKS", "TASK_TITLES", "RECALL_PAIRS", "check_task", "make_batch", "recall_pairs",
+    "chance", "chance_uniform", "windows",
 ]
 
 #: The headline tasks: every scheme learns them at the training length within the default budget.
@@ -55,6 +63,9 @@ TASK_TITLES = {
 }
 
 _BACK = {"prev": 1, "back3": 3}
+
+#: Key–value pairs in a recall sequence, the same at every length ≥ 4·RECALL_PAIRS (see :func:`recall_pairs`).
+RECALL_PAIRS = 8
 
 
 def check_task(task) -> str:
@@ -97,12 +108,26 @@ def make_batch(task, key, *, batch, length, vocab):
     return _recall_batch(key, batch, length, vocab)
 
 
+def recall_pairs(length, vocab) -> int:
+    """The number P of key–value pairs a recall sequence of ``length`` tokens opens with.
+
+    P = min(RECALL_PAIRS, length // 4, vocab // 2): 8 at every length ≥ 32
+    with a vocabulary of at least 16; fewer only when the pairs would take more
+    than half the sequence, or there are fewer than 8 distinct keys.
+
+    >>> recall_pairs(32, 32), recall_pairs(256, 32), recall_pairs(20, 32), recall_pairs(64, 8)
+    (8, 8, 5, 4)
+    """
+    return min(RECALL_PAIRS, length // 4, vocab // 2)
+
+
 def _recall_batch(key, batch, length, vocab):
     half_vocab = vocab // 2
-    pairs = min(length // 4, half_vocab)  # key-value pairs first: k1 v1 k2 v2 …, distinct keys
+    pairs = recall_pairs(length, vocab)  # key-value pairs first: k1 v1 k2 v2 …, distinct keys
     k_keys, k_vals, k_query = jax.random.split(key, 3)
     # distinct keys per sequence: the first `pairs` of a random permutation of the lower half
     keys = jax.vmap(lambda k: jax.random.permutation(k, half_vocab)[:pairs])(jax.random.split(k_keys, batch))
+    # values: uniform over the upper half, with replacement (two keys may share a value)
     values = jax.random.randint(k_vals, (batch, pairs), half_vocab, vocab, dtype=jnp.int32)
     # context: (batch, 2·pairs), keys and values interleaved
     context = jnp.stack([keys, values], axis=-1).reshape(batch, 2 * pairs)
@@ -116,14 +141,50 @@ def _recall_batch(key, batch, length, vocab):
     return tokens, target, mask
 
 
-def chance(task, vocab) -> float:
-    """Accuracy of guessing uniformly: 1/vocab for the k-back tasks, 2/vocab for recall (values are half).
+def chance_uniform(vocab) -> float:
+    """Accuracy of guessing a token uniformly over the whole vocabulary: 1/vocab, for any task.
 
-    >>> chance("prev", 16), chance("recall", 16)
-    (0.0625, 0.125)
+    >>> chance_uniform(16), chance_uniform(32)
+    (0.0625, 0.03125)
+    """
+    vocab = v.positive_int("vocab", vocab)
+    return 1.0 / vocab
+
+
+def chance(task, vocab, *, length=None) -> float:
+    """The accuracy of a sensible guess with no position information: 1/vocab, or for recall the value in context.
+
+    For the k-back tasks and "first" every token is uniform over the
+    vocabulary, so any guess is right with probability 1/V (V = ``vocab``).
+
+    For "recall", a model that has learned the task's format but cannot find
+    the right pair guesses one of the values present in the context: it picks
+    a pair g uniformly among the P pairs (P = :func:`recall_pairs`, 8 unless
+    ``length`` is short; ``length=None`` means any length ≥ 4·RECALL_PAIRS) and answers
+    its value. The answer is pair a's value v_a. Either g = a, probability
+    1/P, and the guess is right; or g ≠ a, probability (P − 1)/P, and it is
+    right only if v_g = v_a, which has probability 1/(V/2), the values being
+    drawn independently and uniformly, with replacement, from the V/2 tokens
+    of the upper half (for an odd V, the upper half's V − ⌊V/2⌋ tokens). So
+
+        chance = 1/P + (P − 1)/P · 1/(V/2) = (1 + (P − 1)/(V/2)) / P.
+
+    With V = 32, P = 8: (1 + 7/16)/8 = 0.1797, above both 1/P = 0.125 and
+    the uniform guess over the vocabulary, 1/V (:func:`chance_uniform`).
+
+    >>> chance("prev", 16), chance("recall", 32), chance("recall", 16)   # (1 + 7/16)/8; (1 + 7/8)/8
+    (0.0625, 0.1796875, 0.234375)
     """
     task = check_task(task)
-    return 2.0 / vocab if task == "recall" else 1.0 / vocab
+    vocab = v.positive_int("vocab", vocab)
+    if task != "recall":
+        return 1.0 / vocab
+    P = recall_pairs(4 * RECALL_PAIRS if length is None else v.positive_int("length", length), vocab)
+    if P < 1:
+        raise ValueError(f"a recall sequence needs at least one pair: length ≥ 4 and vocab ≥ 2, got {length} and {vocab}")
+    values = vocab - vocab // 2  # the upper half: V/2 tokens (V even)
+    # (1 + (P − 1)/(V/2)) / P
+    return (1.0 + (P - 1) / values) / P
 
 
 def windows(text, key, *, batch, length):

@@ -228,6 +228,9 @@ def train(
     ('text', (10,), (73, 64))
     """
     scheme = check_scheme(scheme)
+    if scheme not in TEXT_SCHEMES:
+        names = ", ".join(repr(s) for s in TEXT_SCHEMES)
+        raise ValueError(f"scheme must be one of the text lab's {names}, got {scheme!r}")
     train_len = _length(train_len)
     steps = v.positive_int("steps", steps)
     batch = v.positive_int("batch", batch)

@@ -6,8 +6,9 @@ attention (where "rope" rotates q and k and "alibi" and "t5" bias the logits),
 the MLP, a pre-norm block, the model, and the loss. ``"none"`` (NoPE) adds no
 position anywhere: the causal mask alone tells a token how many came before it.
 
-The scheme enters in exactly three small functions, each built on the course's
-own helpers:
+The scheme enters in three small functions, each built on the course's own
+helpers, and in one line of :func:`attention` for the query temperature of
+``"rope_nope"`` (its factor from :func:`query_temperature`):
 
 ==================  ====================================================  ==========================
 scheme              where it enters                                       the course's helper

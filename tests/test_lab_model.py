@@ -324,8 +324,8 @@ def test_recall_targets_are_the_values_of_earlier_keys():
 
 
 def test_unknown_scheme_and_task_list_the_valid_names():
-    with pytest.raises(ValueError, match="'none', 'learned', 'sinusoidal', 'rope', 'alibi'"):
-        lab.train("t5", "prev")
+    with pytest.raises(ValueError, match="'none', 'learned', 'sinusoidal', 'rope', 'alibi', 't5', 'rope_nope', got 'xpos'"):
+        lab.train("xpos", "prev")
     with pytest.raises(ValueError, match="'prev', 'first', 'back3', 'recall'"):
         lab.train("rope", "copy")
 

@@ -2,14 +2,30 @@
 
 Read it top to bottom, in the order the data meets it: the config, the
 parameters, the embedding (where "learned" and "sinusoidal" add positions),
-attention (where "rope" rotates q and k and "alibi" biases the logits), the
-MLP, a pre-norm block, the model, and the loss. ``"none"`` (NoPE) adds no
+attention (where "rope" rotates q and k and "alibi" and "t5" bias the logits),
+the MLP, a pre-norm block, the model, and the loss. ``"none"`` (NoPE) adds no
 position anywhere: the causal mask alone tells a token how many came before it.
 
-The scheme enters in exactly three small functions, each built on the course's
-own helpers: :func:`add_positions` (``sinusoidal``), :func:`rotate_qk` (the pair
-rotation of ``rope``, with frequencies from ``frequencies`` or
-``scaled_frequencies``) and :func:`bias_logits` (``alibi_bias``).
+The scheme enters in three small functions, each built on the course's own
+helpers, and in one line of :func:`attention` for the query temperature of
+``"rope_nope"`` (its factor from :func:`query_temperature`):
+
+==================  ====================================================  ==========================
+scheme              where it enters                                       the course's helper
+==================  ====================================================  ==========================
+``"learned"``       :func:`add_positions`: row t of a trained table        (the table is a parameter)
+``"sinusoidal"``    :func:`add_positions`: PE(t) added to the embedding    ``sinusoidal``
+``"rope"``          :func:`rotate_qk`: q and k turned by t·ω_k, every      ``frequencies`` (or
+                    layer                                                 ``scaled_frequencies``)
+``"alibi"``         :func:`bias_logits`: −slope_h·(i − j) on the logits    ``alibi_bias``
+``"t5"``            :func:`bias_logits`: a learned scalar per (bucket,     ``t5_bucket``
+                    head), one table shared by every layer
+``"rope_nope"``     :func:`rotate_qk` on the RoPE layers only; the NoPE    ``frequencies``,
+                    layers (``nope_layers``) get nothing, or with          ``llama4_query_temperature``
+                    ``query_temperature`` Llama 4's query temperature
+``"none"``          nowhere                                                —
+==================  ====================================================  ==========================
+
 Taught in notebooks/12-extrapolation-lab.ipynb and 13-trained-heads.ipynb.
 
 >>> import jax
@@ -30,25 +46,31 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _validate as v
+from ..configs import llama4_query_temperature
 from ..core import alibi_bias, frequencies, sinusoidal
+from ..relative import t5_bucket
 
 __all__ = [
     "SCHEMES",
     "SCHEME_TITLES",
+    "LLAMA4_ATTN_SCALE",
+    "T5_BUCKETS",
     "Config",
     "check_scheme",
     "init",
     "count_params",
     "add_positions",
     "rotate_qk",
+    "t5_bucket_grid",
     "bias_logits",
+    "query_temperature",
     "attention",
     "forward",
     "loss_fn",
 ]
 
 #: Every positional scheme the model knows.
-SCHEMES = ("none", "learned", "sinusoidal", "rope", "alibi")
+SCHEMES = ("none", "learned", "sinusoidal", "rope", "alibi", "t5", "rope_nope")
 
 #: How each scheme is labelled in figures and tables.
 SCHEME_TITLES = {
@@ -57,16 +79,31 @@ SCHEME_TITLES = {
     "sinusoidal": "sinusoidal",
     "rope": "RoPE",
     "alibi": "ALiBi",
+    "t5": "T5 bias",
+    "rope_nope": "RoPE + NoPE",
+}
+
+#: Llama 4's strength of the query temperature on its NoPE layers (``attn_scale``, transformers 5's
+#: models/llama4/configuration_llama4.py default, and Llama-4-Scout-17B-16E's config.json).
+LLAMA4_ATTN_SCALE = 0.1
+
+#: The number of T5 buckets the lab uses by default (T5's own is 32, for max_distance 128).
+T5_BUCKETS = 16
+
+# the fields that belong to one scheme: left at None (or False) with every other scheme
+_SCHEME_FIELDS = {
+    "t5_buckets": "t5", "t5_max_distance": "t5",
+    "nope_layers": "rope_nope", "query_temperature": "rope_nope", "floor_scale": "rope_nope", "attn_scale": "rope_nope",
 }
 
 
 def check_scheme(scheme) -> str:
     """Return ``scheme`` if it is known, else a ValueError listing the valid names.
 
-    >>> check_scheme("t5")
+    >>> check_scheme("xpos")
     Traceback (most recent call last):
     ...
-    ValueError: scheme must be one of 'none', 'learned', 'sinusoidal', 'rope', 'alibi', got 't5'
+    ValueError: scheme must be one of 'none', 'learned', 'sinusoidal', 'rope', 'alibi', 't5', 'rope_nope', got 'xpos'
     """
     if not isinstance(scheme, str) or scheme not in SCHEMES:
         names = ", ".join(repr(s) for s in SCHEMES)
@@ -76,7 +113,54 @@ def check_scheme(scheme) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    """Everything that fixes the model's shape. Frozen, so ``jax.jit`` can take it as a static argument."""
+    """Everything that fixes the model's shape. Frozen, so ``jax.jit`` can take it as a static argument.
+
+    The fields after ``pos_std`` belong to one scheme each and stay None (or
+    False) with every other scheme (a ValueError names the field otherwise);
+    with their own scheme, None is replaced by the default below when the
+    Config is made, so a Config always shows the settings it runs with.
+
+    ``"t5"``: T5's learned relative bias, bucket = ``t5_bucket(j − i,
+    bidirectional=False, num_buckets=t5_buckets, max_distance=t5_max_distance)``
+    for query i and key j (a causal decoder: unidirectional). T5 itself uses 32
+    buckets and max_distance 128 (transformers' models/t5/configuration_t5.py);
+    at L = 32 the distances 0 … 31 seen in training would then reach only
+    buckets 0 … 21, and the other 10 would never train. The lab's defaults,
+    16 buckets and max_distance = L, are reached by every bucket: 0 … 7 hold
+    distances 0 … 7 exactly, and the last (15) holds distances 27 … 31 in
+    training and every distance of 27 or more past L, so past L every distance
+    lands in a trained bucket.
+
+    >>> c = Config(scheme="t5")
+    >>> c.t5_buckets, c.t5_max_distance           # 16 buckets, max_distance = train_len
+    (16, 32)
+    >>> [int(t5_bucket(-d, bidirectional=False, num_buckets=16, max_distance=32)) for d in (7, 8, 26, 27, 31, 500)]
+    [7, 8, 14, 15, 15, 15]
+
+    ``"rope_nope"``: Llama 4's iRoPE in miniature. The layers in
+    ``nope_layers`` have no positional encoding, the others RoPE. Llama 4
+    makes every 4th layer NoPE (transformers' configuration_llama4.py:
+    ``no_rope_layer_interval = 4``, layer i uses RoPE iff (i + 1) % 4 ≠ 0, so
+    layers 3, 7, 11, …); the lab's default is the last layer of its 2, the
+    closest a 2-layer model gets. ``query_temperature=True`` multiplies the
+    queries of the NoPE layers by 1 + attn_scale·ln(1 + ⌊(t + 1)/floor_scale⌋)
+    at position t (the course's ``llama4_query_temperature``), in training and
+    at test, as transformers' ``Llama4TextAttention`` does. Llama 4 Scout's
+    floor_scale is 8,192, the same number as its ``attention_chunk_size`` and
+    its ``rope_scaling.original_max_position_embeddings``: the temperature
+    starts where its original context length ends. The lab's default keeps that
+    meaning, floor_scale = train_len, so the factor is exactly 1 for positions
+    0 … L − 2 and grows from position L − 1 on; ``attn_scale`` defaults to
+    Llama 4's 0.1.
+
+    >>> c = Config(scheme="rope_nope", query_temperature=True)
+    >>> c.nope_layers, c.floor_scale, c.attn_scale
+    ((1,), 32.0, 0.1)
+    >>> Config(scheme="rope", nope_layers=(1,))
+    Traceback (most recent call last):
+    ...
+    ValueError: nope_layers is a setting of scheme 'rope_nope' only, got nope_layers=(1,) with scheme 'rope'
+    """
 
     scheme: str = "rope"  # one of SCHEMES
     vocab: int = 16  # token ids 0 … vocab − 1
@@ -86,25 +170,95 @@ class Config:
     mlp_ratio: int = 4  # MLP hidden width = mlp_ratio · d_model
     train_len: int = 32  # the length of every training sequence (and of the learned table)
     base: float = 10000.0  # RoPE's and the sinusoids' frequency base
+    pos_std: float = 0.02  # "learned": the table starts N(0, pos_std²), GPT-2's initializer_range
+    t5_buckets: int | None = None  # "t5": number of buckets B (None → T5_BUCKETS = 16)
+    t5_max_distance: int | None = None  # "t5": T5's max_distance M (None → train_len)
+    nope_layers: tuple | None = None  # "rope_nope": the layers without RoPE (None → the last layer)
+    query_temperature: bool = False  # "rope_nope": Llama 4's query temperature on the NoPE layers
+    floor_scale: float | None = None  # "rope_nope": the temperature's floor_scale (None → train_len)
+    attn_scale: float | None = None  # "rope_nope": the temperature's strength (None → Llama 4's 0.1)
 
     def __post_init__(self):
         check_scheme(self.scheme)
         for name in ("vocab", "d_model", "heads", "layers", "mlp_ratio", "train_len"):
             v.positive_int(name, getattr(self, name))
         v.base_value(self.base)
+        if v.real_scalar("pos_std", self.pos_std) <= 0:
+            raise ValueError(f"pos_std must be positive, got {self.pos_std!r}")
         if self.d_model % self.heads:
             raise ValueError(f"d_model must be a multiple of heads, got d_model={self.d_model} and heads={self.heads}")
-        if self.scheme == "rope" and self.head_dim % 2:
+        if self.scheme in ("rope", "rope_nope") and self.head_dim % 2:
             raise ValueError(
                 f"RoPE rotates pairs, so the head dimension d_model/heads must be even, "
                 f"got {self.d_model}/{self.heads} = {self.head_dim}"
             )
         if self.scheme == "sinusoidal" and self.d_model % 2:
             raise ValueError(f"the sinusoidal table needs an even d_model, got {self.d_model}")
+        for name, owner in _SCHEME_FIELDS.items():
+            value = getattr(self, name)
+            if self.scheme != owner and value not in (None, False):
+                raise ValueError(
+                    f"{name} is a setting of scheme {owner!r} only, got {name}={value!r} with scheme {self.scheme!r}"
+                )
+        if self.scheme == "t5":
+            self._check_t5()
+        if self.scheme == "rope_nope":
+            self._check_rope_nope()
+
+    def _set(self, name, value):
+        object.__setattr__(self, name, value)  # frozen: fill in a default once, when the Config is made
+
+    def _check_t5(self):
+        buckets = v.positive_int("t5_buckets", T5_BUCKETS if self.t5_buckets is None else self.t5_buckets)
+        distance = v.positive_int(
+            "t5_max_distance", self.train_len if self.t5_max_distance is None else self.t5_max_distance
+        )
+        if buckets < 2:
+            raise ValueError(f"t5_buckets must be at least 2 (half of them exact distances), got {buckets}")
+        if distance <= buckets // 2:
+            raise ValueError(
+                f"t5_max_distance must exceed the {buckets // 2} exact buckets (t5_buckets={buckets}), got {distance}"
+            )
+        self._set("t5_buckets", buckets)
+        self._set("t5_max_distance", distance)
+
+    def _check_rope_nope(self):
+        layers = (self.layers - 1,) if self.nope_layers is None else self.nope_layers
+        if isinstance(layers, (str, bytes)) or not hasattr(layers, "__iter__"):
+            raise TypeError(f"nope_layers must be a tuple of layer indices, got {layers!r}")
+        layers = tuple(layers)
+        if not all(v._is_int(i) for i in layers):
+            raise TypeError(f"nope_layers must be a tuple of integer layer indices, got {layers!r}")
+        layers = tuple(sorted({int(i) for i in layers}))
+        if not layers:
+            raise ValueError("nope_layers must name at least one layer (with none, the scheme is 'rope')")
+        if layers[0] < 0 or layers[-1] >= self.layers:
+            raise ValueError(f"nope_layers must be layer indices in 0 … {self.layers - 1}, got {self.nope_layers!r}")
+        if len(layers) == self.layers:
+            raise ValueError(
+                f"nope_layers must leave at least one RoPE layer (with every layer NoPE, the scheme is 'none'), "
+                f"got {self.nope_layers!r} for {self.layers} layers"
+            )
+        if not isinstance(self.query_temperature, (bool, np.bool_)):
+            raise TypeError(f"query_temperature must be True or False, got {self.query_temperature!r}")
+        floor_scale = v.real_scalar("floor_scale", self.train_len if self.floor_scale is None else self.floor_scale)
+        if floor_scale <= 0:
+            raise ValueError(f"floor_scale must be positive, got {self.floor_scale!r}")
+        attn_scale = v.real_scalar("attn_scale", LLAMA4_ATTN_SCALE if self.attn_scale is None else self.attn_scale)
+        if attn_scale < 0:
+            raise ValueError(f"attn_scale must be zero or positive, got {self.attn_scale!r}")
+        self._set("nope_layers", layers)
+        self._set("query_temperature", bool(self.query_temperature))
+        self._set("floor_scale", floor_scale)
+        self._set("attn_scale", attn_scale)
 
     @property
     def head_dim(self) -> int:
         return self.d_model // self.heads
+
+    def uses_rope(self, layer: int) -> bool:
+        """Whether layer ``layer`` rotates q and k: every layer of "rope", the non-NoPE layers of "rope_nope"."""
+        return self.scheme == "rope" or (self.scheme == "rope_nope" and layer not in self.nope_layers)
 
 
 # ---- parameters: a nested dict of arrays -------------------------------------------------------
@@ -114,8 +268,24 @@ def init(key, config: Config) -> dict:
     """Random parameters for ``config``: a nested dict of float32 arrays.
 
     Weights are normal with standard deviation 1/√(fan-in); LayerNorm gains
-    start at 1 and biases at 0. Only ``"learned"`` has a ``"pos"`` table, of
-    shape (train_len, d_model).
+    start at 1 and biases at 0; the token embedding is N(0, 1).
+
+    ``"learned"`` has a ``"pos"`` table of shape (train_len, d_model), normal
+    with standard deviation ``pos_std`` (default 0.02: GPT-2's
+    ``initializer_range``, which transformers' ``GPT2PreTrainedModel`` uses
+    for its position table ``wpe``, an ``nn.Embedding``). With N(0, 1), the
+    token embedding's scale, the table hardly moved in training (6.3 %).
+
+    ``"t5"`` has a ``"t5_bias"`` table of shape (t5_buckets, heads), one for
+    the whole model, normal with standard deviation 1/√d_model: T5's own
+    initialisation of ``relative_attention_bias`` (transformers'
+    ``T5PreTrainedModel._init_weights``, with ``initializer_factor`` 1). Small
+    next to the logits, which start of order 1, so the model starts close to
+    NoPE and training decides what each bucket is worth.
+
+    >>> p = init(jax.random.key(0), Config(scheme="t5"))
+    >>> p["t5_bias"].shape, "pos" in p                  # (buckets, heads); no table of positions
+    ((16, 4), False)
     """
     d, h = config.d_model, config.mlp_ratio * config.d_model
     keys = iter(jax.random.split(key, 4 + 4 * config.layers))
@@ -125,7 +295,11 @@ def init(key, config: Config) -> dict:
 
     params = {"embed": jax.random.normal(next(keys), (config.vocab, d))}
     if config.scheme == "learned":
-        params["pos"] = jax.random.normal(next(keys), (config.train_len, d))
+        # P ~ N(0, pos_std²): (train_len, d_model)
+        params["pos"] = jax.random.normal(next(keys), (config.train_len, d)) * config.pos_std
+    elif config.scheme == "t5":
+        # b ~ N(0, 1/d_model): (buckets, heads), as T5 initialises it
+        params["t5_bias"] = jax.random.normal(next(keys), (config.t5_buckets, config.heads)) / math.sqrt(d)
     params["blocks"] = [
         {
             "ln1": {"gain": jnp.ones(d), "bias": jnp.zeros(d)},
@@ -198,13 +372,60 @@ def rotate_qk(q, k, omega):
     return turn(q), turn(k)
 
 
-def bias_logits(logits, config: Config):
-    """ALiBi adds −slope_h·|i − j| to head h's logits: the course's ``alibi_bias``. Other schemes pass through."""
+def t5_bucket_grid(T: int, config: Config) -> np.ndarray:
+    """The T5 bucket of every (query i, key j) pair: ``t5_bucket(j − i)``, unidirectional; shape (T, T).
+
+    Keys after the query (j > i) get bucket 0, as in T5's decoder; the causal mask hides them anyway.
+
+    >>> t5_bucket_grid(4, Config(scheme="t5"))[3]          # query 3 reads keys 0 … 3 at distances 3, 2, 1, 0
+    array([3, 2, 1, 0])
+    """
+    pos = np.arange(T)
+    # bucket[i, j] = t5_bucket(n − m) with key n = j, query m = i
+    return t5_bucket(
+        pos[None, :] - pos[:, None], bidirectional=False,
+        num_buckets=config.t5_buckets, max_distance=config.t5_max_distance,
+    )
+
+
+def bias_logits(logits, config: Config, table=None):
+    """Add a scheme's bias to the logits; schemes without one pass through.
+
+    ``"alibi"`` adds −slope_h·|i − j| to head h's logits (the course's
+    ``alibi_bias``). ``"t5"`` adds ``table[bucket(j − i), h]``, with ``table``
+    the model's ``params["t5_bias"]`` of shape (t5_buckets, heads) and the
+    bucket from :func:`t5_bucket_grid`. As in T5, one table serves every layer
+    (transformers' ``T5Stack``: only block 0 has ``has_relative_attention_bias``,
+    and its bias is passed on to the other layers). T5 itself does not scale
+    q·k by 1/√head_dim (``T5Attention.scaling = 1.0``; its query
+    initialisation absorbs the factor); the lab keeps its own 1/√head_dim for
+    every scheme, and adds the bias after it, so the bias enters as T5's does:
+    straight onto the logits.
+    """
     # logits: (batch, heads, T, T)
-    if config.scheme != "alibi":
-        return logits
     T = logits.shape[-1]
-    return logits + jnp.asarray(alibi_bias(T, config.heads), dtype=logits.dtype)
+    if config.scheme == "alibi":
+        return logits + jnp.asarray(alibi_bias(T, config.heads), dtype=logits.dtype)
+    if config.scheme == "t5":
+        if table is None:
+            raise ValueError("scheme 't5' needs its bias table: pass table=params['t5_bias']")
+        # bias[h, i, j] = table[bucket(j − i), h]: (heads, T, T)
+        bias = jnp.take(jnp.asarray(table), jnp.asarray(t5_bucket_grid(T, config)), axis=0).transpose(2, 0, 1)
+        return logits + bias.astype(logits.dtype)
+    return logits
+
+
+def query_temperature(T: int, config: Config) -> np.ndarray:
+    """Llama 4's factor for the queries of a NoPE layer at positions 0 … T − 1: shape (T,).
+
+    1 + attn_scale·ln(1 + ⌊(t + 1)/floor_scale⌋), the course's
+    ``llama4_query_temperature`` (transformers' ``Llama4TextAttention.forward``
+    computes ``log1p(floor((pos + 1) / floor_scale)) * attn_scale + 1``).
+
+    >>> query_temperature(34, Config(scheme="rope_nope", query_temperature=True))[[0, 30, 31, 33]].round(4)
+    array([1.    , 1.    , 1.0693, 1.0693])
+    """
+    return llama4_query_temperature(np.arange(T), attn_scale=config.attn_scale, floor_scale=config.floor_scale)
 
 
 # ---- the model ---------------------------------------------------------------------------------
@@ -217,22 +438,31 @@ def _layer_norm(x, p):
     return (x - mean) * jax.lax.rsqrt(var + 1e-5) * p["gain"] + p["bias"]
 
 
-def attention(x, block, config: Config, *, omega=None, logit_scale=1.0):
+def attention(x, block, config: Config, *, omega=None, logit_scale=1.0, layer=0, t5_table=None):
     """Causal multi-head self-attention; returns ``(output, weights)``.
 
     ``weights[b, h, i, j]`` is how much query i of head h reads key j (zero for
-    j > i). RoPE rotates q and k by ``omega`` (default: ``frequencies(head_dim,
-    base)``); ``logit_scale`` multiplies the logits (YaRN's temperature).
+    j > i). ``layer`` is the block's index: ``"rope_nope"`` rotates q and k on
+    its RoPE layers only, and with ``query_temperature`` scales the queries of
+    its NoPE layers. RoPE rotates q and k by ``omega`` (default:
+    ``frequencies(head_dim, base)``); the test-time rescaling is for
+    ``"rope"`` only, so ``"rope_nope"`` always rotates by its own frequencies
+    and ignores ``omega``. ``logit_scale`` multiplies the logits (YaRN's
+    temperature). ``t5_table`` is the ``"t5"`` bias table.
     """
     B, T, d = x.shape
     H, Dh = config.heads, config.head_dim
     # q, k, v: (batch, heads, T, head_dim)
     q, k, val = (x @ block["qkv"]).reshape(B, T, 3, H, Dh).transpose(2, 0, 3, 1, 4)
-    if config.scheme == "rope":
-        q, k = rotate_qk(q, k, frequencies(Dh, config.base) if omega is None else omega)
+    if config.uses_rope(layer):
+        rope_omega = omega if config.scheme == "rope" and omega is not None else frequencies(Dh, config.base)
+        q, k = rotate_qk(q, k, rope_omega)
+    elif config.scheme == "rope_nope" and config.query_temperature:
+        # q_t ← q_t · (1 + attn_scale·ln(1 + ⌊(t + 1)/floor_scale⌋)) on a NoPE layer
+        q = q * jnp.asarray(query_temperature(T, config), dtype=q.dtype)[:, None]
     # logits[b, h, i, j] = q_i · k_j / √head_dim: (batch, heads, T, T)
     logits = jnp.einsum("bhid,bhjd->bhij", q, k) * (logit_scale / math.sqrt(Dh))
-    logits = bias_logits(logits, config)
+    logits = bias_logits(logits, config, t5_table)
     causal = jnp.tril(jnp.ones((T, T), dtype=bool))
     logits = jnp.where(causal, logits, -jnp.inf)
     weights = jax.nn.softmax(logits, axis=-1)
@@ -257,9 +487,12 @@ def forward(params, tokens, config: Config, *, omega=None, logit_scale=1.0, retu
     x = params["embed"][tokens]
     x = add_positions(x, params, config)
     maps = []
-    for block in params["blocks"]:
+    for layer, block in enumerate(params["blocks"]):
         # pre-norm residual block: x ← x + attn(LN(x)); x ← x + mlp(LN(x))
-        out, weights = attention(_layer_norm(x, block["ln1"]), block, config, omega=omega, logit_scale=logit_scale)
+        out, weights = attention(
+            _layer_norm(x, block["ln1"]), block, config, omega=omega, logit_scale=logit_scale,
+            layer=layer, t5_table=params.get("t5_bias"),
+        )
         x = x + out
         x = x + _mlp(_layer_norm(x, block["ln2"]), block)
         maps.append(weights)

@@ -41,6 +41,8 @@ SCHEME_STYLE = {
     "sinusoidal": ("sinusoidal", OKABE_ITO[3], "-.", "v"),
     "rope": ("RoPE", OKABE_ITO[0], "-", "o"),
     "alibi": ("ALiBi", OKABE_ITO[1], "--", "^"),
+    "t5": ("T5 bias", OKABE_ITO[5], ":", "P"),
+    "rope_nope": ("RoPE + NoPE", OKABE_ITO[2], "--", "D"),
 }
 
 #: Label, colour and line style per test-time RoPE scaling method (no fine-tuning).

@@ -153,3 +153,12 @@ def test_bad_finetune_input_names_the_argument(run):
         lab.finetune("rope", length=16)
     with pytest.raises(ValueError, match="length must be a positive integer"):
         lab.finetune(run, length=0)
+
+
+def test_train_passes_scheme_options_to_config_and_names_an_unknown_one():
+    run = lab.train("rope_nope", "prev", steps=1, progress=False, query_temperature=True)
+    assert run.config.query_temperature is True and run.config.nope_layers == (1,)
+    with pytest.raises(TypeError, match="unknown keyword arguments \\['temperature'\\]"):
+        lab.train("rope_nope", "prev", steps=1, progress=False, temperature=True)
+    with pytest.raises(ValueError, match="query_temperature"):
+        lab.train("rope", "prev", steps=1, progress=False, query_temperature=True)

@@ -143,6 +143,7 @@ def train(
     heads=4,
     layers=2,
     vocab=None,
+    **scheme_options,
 ) -> Run:
     """Train a fresh model with ``scheme`` on ``task``; returns a :class:`Run`.
 
@@ -151,6 +152,9 @@ def train(
     initial parameters and every batch. ``progress=True`` shows a tqdm bar (a
     widget in JupyterLab, text in a terminal); ``progress=False`` prints nothing.
     The vocabulary is 16 tokens for the k-back tasks and 32 for recall.
+    Any other keyword is a field of :class:`.model.Config` for the scheme
+    (``query_temperature=True`` for ``"rope_nope"``, ``t5_buckets=...``,
+    ``pos_std=...``), checked by Config.
 
     >>> run = train("alibi", "prev", steps=50, progress=False)
     >>> run.losses.shape, run.params["embed"].shape      # one loss per step; (vocab, d_model)
@@ -169,7 +173,13 @@ def train(
     lr = v.real_scalar("lr", lr)
     if vocab is None:
         vocab = 32 if task == "recall" else 16
-    config = Config(scheme=scheme, vocab=vocab, d_model=d_model, heads=heads, layers=layers, train_len=train_len)
+    fields = {f.name for f in dataclasses.fields(Config)}
+    unknown = sorted(set(scheme_options) - fields)
+    if unknown:
+        raise TypeError(f"train got unknown keyword arguments {unknown}; Config's fields are {sorted(fields)}")
+    config = Config(
+        scheme=scheme, vocab=vocab, d_model=d_model, heads=heads, layers=layers, train_len=train_len, **scheme_options
+    )
     params, losses, start = fit(
         config, task, seed=seed, steps=steps, batch=batch, lr=lr, progress=progress, return_initial=True
     )

@@ -373,7 +373,8 @@ def update_sweep(handles, length, factor) -> str:
         cells = [("—" if np.isnan(m[j]) else f"{m[j]:.2f}") for m, _, _ in plain.values()]
         cells += [f"{_summary(res, task, m, factor_index=f)['rope'][0][j]:.2f}" for m in METHOD_STYLE]
         rows.append(f"<tr><td>{TASK_TITLES[task]}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    head = [SCHEME_STYLE[s][0] for s in SCHEME_STYLE] + [f"RoPE+{m.upper() if m != 'yarn' else 'YaRN'}" for m in METHOD_STYLE]
+    shown = _summary(res, TASKS[0], "accuracy")  # the schemes the results hold, in SCHEME_STYLE's order
+    head = [SCHEME_STYLE[s][0] for s in shown] + [f"RoPE+{m.upper() if m != 'yarn' else 'YaRN'}" for m in METHOD_STYLE]
     where = "past" if length > 32 else "at"
     n_seeds = len({s for s, _, _ in res["table"]})
     return (

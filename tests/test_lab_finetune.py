@@ -162,3 +162,14 @@ def test_train_passes_scheme_options_to_config_and_names_an_unknown_one():
         lab.train("rope_nope", "prev", steps=1, progress=False, temperature=True)
     with pytest.raises(ValueError, match="query_temperature"):
         lab.train("rope", "prev", steps=1, progress=False, query_temperature=True)
+
+
+def test_a_checkpoint_of_a_longer_finetune_is_the_shorter_finetune():
+    run = lab.train("rope", "prev", steps=50, progress=False)
+    path = lab.finetune(run, length=64, method="ntk", steps=6, checkpoints=(2, 4), progress=False)
+    assert sorted(path) == [2, 4, 6] and path[4].steps == 4 and path[4].losses.shape == (4,)
+    alone = lab.finetune(run, length=64, method="ntk", steps=2, progress=False)
+    np.testing.assert_array_equal(path[2].losses, alone.losses)
+    for a, b in zip(jax.tree_util.tree_leaves(path[2].params), jax.tree_util.tree_leaves(alone.params), strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, atol=1e-7)
+    assert not np.array_equal(np.asarray(path[6].params["unembed"]), np.asarray(alone.params["unembed"]))

@@ -125,17 +125,21 @@ def finetuned(run, *, seed, lengths) -> dict:
     """Fine-tune a RoPE run at :data:`FINETUNE_FACTOR` × L per method and step count, and score each.
 
     ``{method name: {str(steps): {"accuracy": array, "beyond": array}}}`` at
-    ``lengths`` (``"beyond"`` NaN at L). Each fine-tune starts from ``run``
-    with the same seed, so the 25-step run is the first 25 steps of the
-    100-step one (the fine-tune's learning rate is constant after warm-up).
+    ``lengths`` (``"beyond"`` NaN at L). One 100-step fine-tune per method,
+    read after 25, 50 and 100 steps: the fine-tune's learning rate is constant
+    after warm-up, so its first 25 steps are the 25-step fine-tune.
     """
     length = FINETUNE_FACTOR * run.train_len
     past = [n for n in lengths if n > run.train_len]
     out = {}
     for method in FINETUNE_METHODS:
         out[_name(method)] = {}
+        path = finetune(
+            run, length=length, method=method, steps=max(FINETUNE_STEPS), seed=seed, progress=False,
+            checkpoints=FINETUNE_STEPS,
+        )
         for steps in FINETUNE_STEPS:
-            ft = finetune(run, length=length, method=method, steps=steps, seed=seed, progress=False)
+            ft = path[steps]
             out[_name(method)][str(steps)] = {
                 "accuracy": accuracy(ft, lengths, seed=seed),
                 "beyond": np.concatenate([[np.nan], accuracy(ft, past, seed=seed, positions="beyond")]),
@@ -148,23 +152,23 @@ def attention_numbers(run, *, seed) -> dict:
 
     Each is averaged over the test batch and the scored queries (every query
     at L, the queries past L beyond it), with the uniform reference
-    (entropy ln(i + 1), weight 1/(i + 1)) over the same queries. RoPE runs
-    also with PI at s = T/L and with log-n scaling; every other run with log-n.
+    (entropy ln(i + 1)) over the same queries. RoPE runs also with PI at
+    s = T/L and with log-n scaling.
     """
-    from .evaluate import attention_entropy, attention_to_first
+    from .evaluate import _attention_stats
 
-    variants = {"none": {}, "logn": {"logn": True}}
+    variants = {"none": (None, False)}
     if run.scheme == "rope":
-        variants["pi"] = {"method": "pi"}
+        variants.update({"logn": (None, True), "pi": ("pi", False)})
     lengths = [n for n in ATTENTION_LENGTHS if run.scheme != "learned" or n <= run.train_len]
     out = {"lengths": lengths}
-    for name, kw in variants.items():
+    for name, (method, logn) in variants.items():
         rows = []
         for T in lengths:
             where = "all" if T <= run.train_len else "beyond"
-            ent = attention_entropy(run, T, seed=seed, positions=where, **kw)
-            first = attention_to_first(run, T, seed=seed, positions=where, **kw)
-            rows.append({"entropy": ent["entropy"], "uniform_entropy": ent["uniform"], "to_first": first})
+            # the numbers of attention_entropy and attention_to_first, from one forward pass
+            stats = _attention_stats(run, T, seed, method, None, logn, where)
+            rows.append({"entropy": stats["entropy"], "uniform_entropy": stats["uniform"], "to_first": stats["first"]})
         out[name] = rows
     return out
 

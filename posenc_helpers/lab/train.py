@@ -217,6 +217,8 @@ def fit(
     weight_decay=DEFAULTS["weight_decay"],
     constant_lr=False,
     return_initial=False,
+    checkpoints=(),
+    on_checkpoint=None,
 ):
     """The training loop behind :func:`train` and :func:`finetune`: ``(params, losses)``.
 
@@ -229,7 +231,9 @@ def fit(
     rescaled RoPE, as :func:`.model.forward` applies them. The schedule is
     warm-up then cosine decay to lr/10, or with ``constant_lr=True`` warm-up
     then a constant ``lr`` (see :data:`FINETUNE`). ``return_initial=True``
-    returns ``(params, losses, initial_params)``.
+    returns ``(params, losses, initial_params)``. ``on_checkpoint(step, params)``
+    is called after each step count in ``checkpoints`` (the compiled chunks
+    end there too, so the numbers are those of a run of that many steps).
     """
     steps = v.positive_int("steps", steps)
     init_key, data_key = jax.random.split(jax.random.key(seed))
@@ -253,14 +257,17 @@ def fit(
         bar = tqdm(total=steps, desc=desc or f"{config.scheme} on {task}", unit="step")
     losses = []
     done = 0
+    stops = sorted({int(c) for c in checkpoints if 0 < int(c) < steps})
     while done < steps:
-        n = min(STEPS_PER_CALL, steps - done)
+        n = min(STEPS_PER_CALL, steps - done, *(c - done for c in stops if c > done))
         params, opt_state, chunk = _train_chunk(
             params, opt_state, data_key, done, text, omega, scale,
             config=config, task=task, batch=batch, n=n, optimizer=optimizer,
         )
         losses.append(np.asarray(chunk))
         done += n
+        if on_checkpoint is not None and done in stops:
+            on_checkpoint(done, params)
         if bar is not None:
             bar.update(n)
             bar.set_postfix(loss=f"{float(chunk[-1]):.3f}")
@@ -290,7 +297,7 @@ def check_finetune(run, length, steps, seed, method, methods) -> tuple[int, int,
     return length, steps, seed
 
 
-def finetune(run, *, length, method=None, steps=100, seed=0, progress=True) -> Run:
+def finetune(run, *, length, method=None, steps=100, seed=0, progress=True, checkpoints=()):
     """Continue training a trained RoPE ``run`` at ``length`` tokens, RoPE rescaled by ``method``; a new Run.
 
     The papers' regime: rescale the frequencies for the factor s = length / L
@@ -307,7 +314,9 @@ def finetune(run, *, length, method=None, steps=100, seed=0, progress=True) -> R
     which had decayed to 3e-4 by its last step), so a few steps move a trained
     model without undoing it, and constant so that the first 25 steps of a
     100-step fine-tune are exactly a 25-step fine-tune (a decaying schedule
-    would make every budget a different run).
+    would make every budget a different run). With ``checkpoints`` (step
+    counts below ``steps``) it returns ``{n: Run}`` for each checkpoint and for
+    ``steps``, from one run: the run at n steps is the n-step fine-tune.
 
     >>> run = train("rope", "prev", steps=50, progress=False)
     >>> ft = finetune(run, length=64, method="pi", steps=2, progress=False)
@@ -328,13 +337,21 @@ def finetune(run, *, length, method=None, steps=100, seed=0, progress=True) -> R
     factor = length / run.train_len
     omega, scale = rope_scaling(run, method, factor)
     config = dataclasses.replace(run.config, train_len=length)
+    kept = {}
     params, losses = fit(
         config, run.task, seed=seed, steps=steps, batch=FINETUNE["batch"], lr=FINETUNE["lr"],
         progress=progress, desc=f"fine-tune {method or 'RoPE'} at {length}", params=run.params,
         omega=omega, logit_scale=scale, warmup=FINETUNE["warmup"], weight_decay=FINETUNE["weight_decay"],
-        constant_lr=True,
+        constant_lr=True, checkpoints=checkpoints, on_checkpoint=lambda n, p: kept.__setitem__(n, p),
     )
-    return Run(
-        run.scheme, run.task, run.train_len, params, losses, run.config, seed, steps,
-        initial_params=run.params, method=method, factor=factor, finetune_len=length,
-    )
+
+    def tuned(n, p, loss):
+        return Run(
+            run.scheme, run.task, run.train_len, p, loss, run.config, seed, n,
+            initial_params=run.params, method=method, factor=factor, finetune_len=length,
+        )
+
+    final = tuned(steps, params, losses)
+    if not checkpoints:
+        return final
+    return {**{n: tuned(n, p, losses[:n]) for n, p in kept.items()}, steps: final}

@@ -309,9 +309,16 @@ CARDS: list[Card] = [
     Card("Without fine-tuning, what do PI, NTK-aware scaling and YaRN do for the lab's RoPE models?",
          "PI makes the first-token task perfect again but drops the previous-token task to near chance, because it "
          "slows the fast pairs. NTK-aware scaling beats plain RoPE at 8 times the training length on both tasks, "
-         "though not at every length (at 3 times it is worse on the previous-token task). YaRN with the paper's "
-         "thresholds, set for LLaMA, acts like PI here: at L = 32 even the fastest pair turns only about 5 times, "
-         "under its β = 32, so every pair is mostly interpolated.", "12"),
+         "though not at every length (at 3 times it is worse on the previous-token task). YaRN with thresholds set "
+         "for this model (β = 4) does best on the previous-token task; with the paper's β = 32, set for LLaMA, it "
+         "acts like PI, because at L = 32 even the fastest pair turns only about 5 times within L.", "12"),
+    Card("Why can YaRN's thresholds not be copied from one model to another with a different training length?",
+         "Its ramp keeps or interpolates a pair by how many times the pair turns within the training length, "
+         "L·ω/2π. The same β means a different set of pairs at L = 32 than at L = 4096.", "12"),
+    Card("In the lab, after 100 fine-tuning steps at 4 times the training length, does rescaling beat plain RoPE?",
+         "Not on the two headline tasks. PI, NTK and YaRN all recover at 4 times L, as the papers report, but plain "
+         "RoPE fine-tuned with no rescaling recovers as well and holds further (at 8 times L on the "
+         "previous-token task).", "12"),
     Card("Why does the lab also score only the positions past the training length?",
          "Over all positions, the first L set a floor: a model perfect up to L and at chance after it scores about "
          "one half at 2L, which hides a complete failure past L.", "12"),

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["Claim", "view", "check", "report", "failures"]
+__all__ = ["Claim", "view", "at", "views", "check", "check_files", "report", "failures", "made_up", "groups"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,14 +33,35 @@ class Claim:
 
     text: str
     test: Callable[[dict], bool]
+    live: bool = False  # notebook 12 also checks it on its own run (previous-token task, seed 0)
 
     def holds(self, numbers) -> bool:
         return bool(self.test(numbers))
 
 
 def view(res, seed) -> dict:
-    """One seed's entries of a loaded sweep: ``{(task, scheme): entry}``."""
-    return {(task, scheme): entry for (s, task, scheme), entry in res["table"].items() if s == seed}
+    """One seed's entries of a loaded sweep: ``{(task, scheme): entry}``, and ``"lengths"``: ``{task: lengths}``.
+
+    >>> res = {"lengths": [32, 64], "table": {(0, "prev", "rope"): {"beyond": [float("nan"), 0.9]}}}
+    >>> v = view(res, 0)
+    >>> at(v, "prev", "rope", 64)
+    0.9
+    """
+    out = {(task, scheme): entry for (s, task, scheme), entry in res["table"].items() if s == seed}
+    out["lengths"] = {task: tuple(int(n) for n in res["lengths"]) for task, _ in list(out)}
+    return out
+
+
+def at(numbers, task, scheme, T, *keys) -> float:
+    """The number of ``(task, scheme)`` at test length ``T`` under ``keys`` (default ``"beyond"``: past L).
+
+    ``at(v, "prev", "rope", 128, "scaled", "ntk")`` reads
+    ``v["prev", "rope"]["scaled"]["ntk"]`` at T = 128.
+    """
+    entry = numbers[task, scheme]
+    for key in keys or ("beyond",):
+        entry = entry[key]
+    return float(np.asarray(entry, dtype=float)[list(numbers["lengths"][task]).index(T)])
 
 
 def check(claims, views) -> dict[str, dict[int, bool]]:
@@ -60,11 +81,6 @@ def report(table) -> str:
     for text, by_seed in table.items():
         lines.append("      " + " ".join(" ✓" if by_seed[s] else " ✗" for s in seeds) + "  " + text)
     return "\n".join(lines)
-
-
-def _at(entry, key, T, lengths):
-    # entry[key] at test length T (one value per length in `lengths`)
-    return float(np.asarray(entry[key])[list(lengths).index(T)])
 
 
 def _map_numbers(x, fn):
@@ -91,7 +107,7 @@ def made_up(numbers) -> list[dict]:
     ]
 
 
-def views(group, sweep, extra, *, seeds=None) -> list[dict]:
+def views(sweep, extra, *, seeds=None) -> list[dict]:
     """One view per seed (``seeds``, default: every seed of ``sweep``), headline and extra entries together.
 
     ``sweep`` and ``extra`` are loaded results (:func:`.results.load`,
@@ -101,7 +117,10 @@ def views(group, sweep, extra, *, seeds=None) -> list[dict]:
     out = []
     for seed in seeds:
         numbers = view(sweep, seed)
-        numbers.update(view(extra, seed))
+        more = view(extra, seed)
+        lengths = {**numbers.pop("lengths"), **more.pop("lengths")}
+        numbers.update(more)
+        numbers["lengths"] = lengths
         out.append(numbers)
     return out
 
@@ -109,4 +128,129 @@ def views(group, sweep, extra, *, seeds=None) -> list[dict]:
 def check_files(group, sweep, extra, *, seeds=None) -> dict[str, dict[int, bool]]:
     """:func:`check` of the claims of ``group`` (a key of :data:`GROUPS`) on every seed of the sweeps."""
     seeds = sorted({s for s, _, _ in sweep["table"]}) if seeds is None else list(seeds)
-    return check(GROUPS[group], dict(zip(seeds, views(group, sweep, extra, seeds=seeds), strict=True)))
+    return check(groups()[group], dict(zip(seeds, views(sweep, extra, seeds=seeds), strict=True)))
+
+
+# ---- notebook 12: the headline tasks, past L ------------------------------------------------------
+
+_CHANCE = 1 / 16  # the headline tasks' vocabulary of 16
+
+
+def _lengths(v, task):
+    return tuple(T for T in v["lengths"][task] if T > 32)
+
+
+def _b(v, task, scheme, T, *keys):
+    return at(v, task, scheme, T, *keys)
+
+
+def _ft(v, task, method, steps, T):
+    return at(v, task, "rope", T, "finetune", method, str(steps), "beyond")
+
+
+def _ft_at_l(v, task, method, steps):
+    return at(v, task, "rope", 32, "finetune", method, str(steps), "accuracy")
+
+
+_TASKS = ("prev", "first")
+_SCHEMES = ("none", "learned", "sinusoidal", "rope", "alibi", "t5", "rope_nope")
+
+CLAIMS_12 = [
+    Claim("every model scores at least 0.95 at L on prev",
+          lambda v: all(at(v, "prev", s, 32, "accuracy") >= 0.95 for s in _SCHEMES), live=True),
+    Claim("every model scores at least 0.95 at L on first",
+          lambda v: all(at(v, "first", s, 32, "accuracy") >= 0.95 for s in _SCHEMES)),
+    Claim("ALiBi scores at least 0.99 past L on prev at every length",
+          lambda v: all(_b(v, "prev", "alibi", T) >= 0.99 for T in _lengths(v, "prev")), live=True),
+    Claim("ALiBi scores at least 0.99 past L on first at every length",
+          lambda v: all(_b(v, "first", "alibi", T) >= 0.99 for T in _lengths(v, "first"))),
+    Claim("sinusoidal on prev: at most 2.5 times chance past L at 2L, at most 1.5 times at 8L",
+          lambda v: _b(v, "prev", "sinusoidal", 64) <= 2.5 * _CHANCE
+          and _b(v, "prev", "sinusoidal", 256) <= 1.5 * _CHANCE, live=True),
+    Claim("sinusoidal on first: at least 0.9 past L at 8L",
+          lambda v: _b(v, "first", "sinusoidal", 256) >= 0.9),
+    Claim("RoPE on prev degrades gradually: at least 0.75 past L at 2L, at most 0.6 at 8L",
+          lambda v: _b(v, "prev", "rope", 64) >= 0.75 and _b(v, "prev", "rope", 256) <= 0.6, live=True),
+    Claim("RoPE on first fails from 4L: at most 0.9 past L at 4L, at most 0.75 at 8L",
+          lambda v: _b(v, "first", "rope", 128) <= 0.9 and _b(v, "first", "rope", 256) <= 0.75),
+    Claim("NoPE finds the first token: at least 0.99 past L at every length",
+          lambda v: all(_b(v, "first", "none", T) >= 0.99 for T in _lengths(v, "first"))),
+    Claim("NoPE on prev: above 3 times chance, below RoPE and ALiBi, at every length past L",
+          lambda v: all(3 * _CHANCE < _b(v, "prev", "none", T) < min(_b(v, "prev", s, T) for s in ("rope", "alibi"))
+                        for T in _lengths(v, "prev")), live=True),
+    # the two designs that ship now
+    Claim("T5's bias and RoPE + NoPE find the first token: at least 0.99 past L at every length",
+          lambda v: all(_b(v, "first", s, T) >= 0.99 for s in ("t5", "rope_nope") for T in _lengths(v, "first"))),
+    Claim("RoPE + NoPE on prev degrades: below ALiBi at every length past L, at most 0.5 at 8L",
+          lambda v: all(_b(v, "prev", "rope_nope", T) < _b(v, "prev", "alibi", T) for T in _lengths(v, "prev"))
+          and _b(v, "prev", "rope_nope", 256) <= 0.5, live=True),
+    Claim("T5's bias on prev degrades: below ALiBi at every length past L, at most 0.6 at 8L",
+          lambda v: all(_b(v, "prev", "t5", T) < _b(v, "prev", "alibi", T) for T in _lengths(v, "prev"))
+          and _b(v, "prev", "t5", 256) <= 0.6, live=True),
+]
+
+# ---- notebook 12: RoPE rescaled at test time (past L, s = T/L), and log-n -------------------------
+
+CLAIMS_12_SCALING = [
+    Claim("PI finds the first token: at least 0.99 past L at every length",
+          lambda v: all(_b(v, "first", "rope", T, "scaled", "pi") >= 0.99 for T in _lengths(v, "first"))),
+    Claim("PI collapses on prev: at most 0.5 past L at 2L, at most 3 times chance at 8L",
+          lambda v: _b(v, "prev", "rope", 64, "scaled", "pi") <= 0.5
+          and _b(v, "prev", "rope", 256, "scaled", "pi") <= 3 * _CHANCE, live=True),
+    Claim("YaRN with LLaMA's thresholds acts like PI on prev: at most 0.5 past L at 2L, at most 3 times chance at 8L",
+          lambda v: _b(v, "prev", "rope", 64, "scaled", "yarn_llama") <= 0.5
+          and _b(v, "prev", "rope", 256, "scaled", "yarn_llama") <= 3 * _CHANCE, live=True),
+    Claim("YaRN with the lab's thresholds beats plain RoPE on prev at 4L and 8L by at least 0.05",
+          lambda v: all(_b(v, "prev", "rope", T, "scaled", "yarn") >= _b(v, "prev", "rope", T) + 0.05
+                        for T in (128, 256)), live=True),
+    Claim("YaRN with the lab's thresholds beats NTK on prev at 4L and 8L",
+          lambda v: all(_b(v, "prev", "rope", T, "scaled", "yarn") > _b(v, "prev", "rope", T, "scaled", "ntk")
+                        for T in (128, 256)), live=True),
+    Claim("YaRN with the lab's thresholds finds the first token: at least 0.99 past L at every length",
+          lambda v: all(_b(v, "first", "rope", T, "scaled", "yarn") >= 0.99 for T in _lengths(v, "first"))),
+    Claim("NTK beats plain RoPE at 8L on both tasks",
+          lambda v: all(_b(v, t, "rope", 256, "scaled", "ntk") > _b(v, t, "rope", 256) for t in _TASKS)),
+    Claim("NTK is worse than plain RoPE on prev at 3L",
+          lambda v: _b(v, "prev", "rope", 96, "scaled", "ntk") < _b(v, "prev", "rope", 96)),
+    Claim("log-n scaling moves no scheme's accuracy past L by more than 0.1, on either task, at any length",
+          lambda v: all(abs(_b(v, t, s, T, "logn") - _b(v, t, s, T)) <= 0.1
+                        for t in _TASKS for s in _SCHEMES if s != "learned" for T in _lengths(v, t))),
+]
+
+# ---- notebook 12: RoPE fine-tuned for 100 steps at 4L, per rescaling -------------------------------
+
+CLAIMS_12_FINETUNE = [
+    Claim("after 100 steps at 4L every fine-tune scores at least 0.95 past L up to 4L on prev",
+          lambda v: all(_ft(v, "prev", m, 100, T) >= 0.95 for m in ("none", "pi", "ntk", "yarn") for T in (64, 128)),
+          live=True),
+    Claim("after 100 steps at 4L every fine-tune scores at least 0.95 past L up to 4L on first",
+          lambda v: all(_ft(v, "first", m, 100, T) >= 0.95 for m in ("none", "pi", "ntk", "yarn") for T in (64, 128))),
+    Claim("plain RoPE fine-tuned with no rescaling scores at least 0.95 past L at every length up to 8L on prev",
+          lambda v: all(_ft(v, "prev", "none", 100, T) >= 0.95 for T in _lengths(v, "prev")), live=True),
+    Claim("plain RoPE fine-tuned with no rescaling scores at least 0.95 past L at every length up to 8L on first",
+          lambda v: all(_ft(v, "first", "none", 100, T) >= 0.95 for T in _lengths(v, "first"))),
+    Claim("after 100 steps PI and YaRN are below plain RoPE fine-tuned at 8L on prev",
+          lambda v: all(_ft(v, "prev", m, 100, 256) < _ft(v, "prev", "none", 100, 256) for m in ("pi", "yarn")),
+          live=True),
+    Claim("PI's fine-tune starts below plain RoPE's: after 25 steps it is at most 0.95 at L on prev",
+          lambda v: _ft_at_l(v, "prev", "pi", 25) <= 0.95),
+]
+
+
+
+def groups() -> dict[str, list[Claim]]:
+    """Every notebook's claims by group: ``"12"``, ``"12 scaling"``, ``"12 fine-tune"``, ``"12 extra"``, ``"13"``."""
+    return {
+        "12": CLAIMS_12,
+        "12 scaling": CLAIMS_12_SCALING,
+        "12 fine-tune": CLAIMS_12_FINETUNE,
+        "12 extra": globals().get("CLAIMS_12_EXTRA", []),
+        "13": globals().get("CLAIMS_13", []),
+    }
+
+
+def __getattr__(name):
+    # GROUPS is computed on access, so lists defined further down the file are included
+    if name == "GROUPS":
+        return groups()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -191,8 +191,8 @@ def _c13_logn_sharpens(v):
 CLAIMS_13 = [
     Claim("RoPE + NoPE's previous-token head is on layer 0, its RoPE layer",
           lambda v: v["prev", "rope_nope"]["head"]["head"][0] == 0),
-    Claim("RoPE's previous-token head: ≥ 0.9 of its weight one back inside L, at least 0.1 less past L",
-          lambda v: _c13_back(v, "rope")[0] >= 0.9 and _c13_back(v, "rope")[1] <= _c13_back(v, "rope")[0] - 0.1),
+    Claim("RoPE's previous-token head: ≥ 0.9 of its weight one back inside L, less past L",
+          lambda v: _c13_back(v, "rope")[0] >= 0.9 and _c13_back(v, "rope")[1] < _c13_back(v, "rope")[0]),
     Claim("ALiBi's previous-token head: the same weight one back inside and past L (within 0.15), at least 0.4",
           lambda v: abs(_c13_back(v, "alibi")[1] - _c13_back(v, "alibi")[0]) <= 0.15 and _c13_back(v, "alibi")[1] >= 0.4),
     Claim("T5 bias's previous-token head: past L, at most half its weight one back inside L",

@@ -329,10 +329,17 @@ CARDS: list[Card] = [
     Card("Which RoPE pairs does the lab's trained previous-token head lean on?",
          "The fast ones: the three pairs with a wavelength under 64 tokens carry most of its |q|·|k| share. PI slows "
          "exactly those pairs, which is why it breaks that task.", "13"),
-    Card("Why does the similarity matrix of the lab's trained learned table look like notebook 08's random one?",
-         "Because training barely moved it: it ends a few percent from its random start, every row still pointing "
-         "almost where it began. It is still essentially the random table, so it shows no structure learned in "
-         "training.", "13"),
+    Card("How can you tell that the lab's learned table trained, and what does training put into its similarity "
+         "matrix?",
+         "Compare it with its own start (run.initial_params): it ends more than its own size away from it, and its "
+         "rows turn away from their starting directions. The random start's rows are close to orthogonal; after "
+         "training on the previous-token task, neighbouring rows are alike and rows far apart point away from each "
+         "other on average: an order of positions learned from the task alone.", "13"),
+    Card("On the lab's first-token task, RoPE's attention to token 0 fades past the training length. What do "
+         "log-n scaling and PI do to it?",
+         "Log-n scaling sharpens the softmax of the long queries but leaves the weight on token 0, and the accuracy, "
+         "about where they were; PI, which maps every distance into the range of angles seen in training, keeps "
+         "both high. For this small model that fits out-of-range angles better than dilution as the cause.", "13"),
     # 14: position per layer
     Card("Why can Gemma 3's sliding layers keep base 10000 while its global layers use 1000000 with linear ×8?",
          "A sliding layer never compares tokens further apart than its 1024-token window, where 36 of its 64 pairs "

@@ -140,3 +140,40 @@ def test_finetune_figure_plots_the_100_step_runs_with_their_range():
     recall = {ln.get_label(): ln for ln in fig.axes[2].get_lines()}
     np.testing.assert_allclose(recall["plain RoPE, fine-tuned"].get_ydata(), 0.85)
     np.testing.assert_allclose(recall["RoPE, no fine-tuning"].get_ydata()[1:], [0.3, 0.2, 0.1])
+
+
+def test_entropy_plot_draws_one_line_per_head_and_the_uniform_reference():
+    fig, ax = new_figure()
+    lengths = [32, 64, 128]
+    # entropy[j, layer, head] = j + 10 * layer + head / 10: every line is known by hand
+    entropy = np.array([[[j + 10 * layer + head / 10 for head in range(3)] for layer in range(2)] for j in range(3)])
+    lines = vl.plot_entropy_vs_length(ax, lengths, entropy, [3.0, 3.5, 4.0], title="t")
+    assert len(lines) == 2 * 3 + 1
+    assert lines[(1, 2)].get_ydata().tolist() == [10.2, 11.2, 12.2]
+    assert lines["uniform"].get_ydata().tolist() == [3.0, 3.5, 4.0]
+    assert lines[(0, 0)].get_color() != lines[(1, 0)].get_color()
+    assert lines[(0, 0)].get_linestyle() != lines[(1, 0)].get_linestyle()
+    assert ax.get_xlabel() == "test length T (tokens)" and "nats" in ax.get_ylabel()
+    with pytest.raises(ValueError, match="entropy must have shape"):
+        vl.plot_entropy_vs_length(ax, lengths, entropy[:2], [3.0, 3.5])
+
+
+def test_first_weight_plot_draws_each_variant_and_its_range():
+    fig, ax = new_figure()
+    weights = {"none": [0.9, 0.5, 0.2], "pi": [0.9, 0.9, np.nan]}
+    spread = {"none": ([0.8, 0.4, 0.1], [1.0, 0.6, 0.3])}
+    lines = vl.plot_first_weight(ax, [32, 64, 128], weights, 32, spread=spread)
+    assert set(lines) == {"none", "pi"}
+    assert lines["none"].get_ydata().tolist() == [0.9, 0.5, 0.2]
+    assert np.isnan(lines["pi"].get_ydata()[2])
+    assert len(ax.collections) == 1  # one shaded range, for the one variant given a spread
+    assert ax.get_ylabel() == "attention weight on token 0" and "tokens" in ax.get_xlabel()
+
+
+def test_similarity_by_offset_plot_draws_each_curve_against_the_offset():
+    fig, ax = new_figure()
+    lines = vl.plot_similarity_by_offset(ax, {"trained": [1.0, 0.5, -0.5], "start": [1.0, 0.0, 0.1]})
+    assert lines["trained"].get_xdata().tolist() == [0, 1, 2]
+    assert lines["start"].get_ydata().tolist() == [1.0, 0.0, 0.1]
+    assert lines["trained"].get_color() != lines["start"].get_color()
+    assert "positions" in ax.get_xlabel() and ax.get_ylim() == (-1.05, 1.05)

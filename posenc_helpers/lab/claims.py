@@ -254,3 +254,123 @@ def __getattr__(name):
     if name == "GROUPS":
         return groups()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return check(GROUPS[group], dict(zip(seeds, views(group, sweep, extra, seeds=seeds), strict=True)))
+
+
+# --- notebook 13: what trained heads do with position ------------------------------------
+
+
+def _c13_back(v, scheme):
+    # [mean weight one back for queries inside L, past L] of the previous-token head (results.head_numbers)
+    return np.asarray(v["prev", scheme]["head"]["one_back"], dtype=float)
+
+
+def _c13_table(v, task, key):
+    # a number of results.table_numbers for the learned table trained on `task`
+    return float(v[task, "learned"]["table"][key])
+
+
+def _c13_first(v, variant):
+    # RoPE on "first": weight on token 0 in the last layer, largest over its heads, at each attention length
+    rows = v["first", "rope"]["attention"][variant]
+    return np.array([np.max(np.asarray(row["to_first"], dtype=float)[-1]) for row in rows])
+
+
+def _c13_entropy(v, task, scheme, variant="none"):
+    # (entropy (lengths, layers, heads) in nats, uniform entropy (lengths,)) at the attention lengths
+    rows = v[task, scheme]["attention"][variant]
+    entropy = np.stack([np.asarray(row["entropy"], dtype=float) for row in rows])
+    return entropy, np.array([float(row["uniform_entropy"]) for row in rows])
+
+
+def _c13_beyond(v, task, scheme, key, T):
+    # accuracy past L at test length T: key "beyond" (no rescaling), "logn", or a method of "scaled"
+    entry = v[task, scheme]
+    values = entry["scaled"][key] if key in ("pi", "ntk", "yarn") else entry[key]
+    return float(np.asarray(values, dtype=float)[_C13_LENGTHS.index(T)])
+
+
+_C13_LENGTHS = list(range(32, 257, 32))  # the sweep's test lengths (results.SWEEP_LENGTHS)
+
+
+def _c13_table_claims():
+    both = ("prev", "first")
+    return [
+        Claim("training moves the learned table: ‖P − P₀‖/‖P₀‖ ≥ 1 and mean row cosine to the start ≤ 0.7, both tasks",
+              lambda v: all(_c13_table(v, t, "moved") >= 1 and _c13_table(v, t, "row_cosine") <= 0.7 for t in both)),
+        Claim("trained learned table on prev: neighbouring rows more alike than rows 8 or more apart, by ≥ 0.8",
+              lambda v: _c13_table(v, "prev", "near") >= _c13_table(v, "prev", "far") + 0.8),
+        Claim("trained learned table on prev: neighbouring rows' cosine ≥ 0.8, rows 8 or more apart ≤ 0 on average; "
+              "on first, neighbours less alike than on prev",
+              lambda v: _c13_table(v, "prev", "near") >= 0.8 and _c13_table(v, "prev", "far") <= 0
+              and _c13_table(v, "first", "near") < _c13_table(v, "prev", "near")),
+    ]
+
+
+_C13_PAST_L = ("none", "sinusoidal", "rope", "alibi", "t5", "rope_nope")  # the schemes that run past L
+
+
+def _c13_ent_last(v, task, scheme, j, variant="none"):
+    # the last layer's entropy at the j-th attention length, mean over its heads (nats)
+    return float(_c13_entropy(v, task, scheme, variant)[0][j, -1].mean())
+
+
+def _c13_alibi_flat(v):
+    # ALiBi's head 0 (the steepest slope): largest change of its entropy from T = 64 to 256 over the layers,
+    # and the uniform entropy's rise over the same lengths
+    entropy, uniform = _c13_entropy(v, "prev", "alibi")
+    return float(np.abs(entropy[-1, :, 0] - entropy[1, :, 0]).max()), float(uniform[-1] - uniform[1])
+
+
+def _c13_rope_sharp(v):
+    # RoPE on prev: largest ratio of the last layer's entropy (mean over heads) to the uniform entropy, over lengths
+    entropy, uniform = _c13_entropy(v, "prev", "rope")
+    return float(np.max(entropy[:, -1, :].mean(-1) / uniform))
+
+
+def _c13_logn_sharpens(v):
+    # log-n lowers RoPE's last-layer entropy at T = 256 on both tasks (the sweep measures RoPE with log-n)
+    return all(_c13_ent_last(v, t, "rope", -1, "logn") < _c13_ent_last(v, t, "rope", -1) for t in ("prev", "first"))
+
+
+CLAIMS_13 = [
+    Claim("RoPE + NoPE's previous-token head is on layer 0, its RoPE layer",
+          lambda v: v["prev", "rope_nope"]["head"]["head"][0] == 0),
+    Claim("RoPE's previous-token head: ≥ 0.9 of its weight one back inside L, less past L",
+          lambda v: _c13_back(v, "rope")[0] >= 0.9 and _c13_back(v, "rope")[1] < _c13_back(v, "rope")[0]),
+    Claim("ALiBi's previous-token head: the same weight one back inside and past L (within 0.15), at least 0.4",
+          lambda v: abs(_c13_back(v, "alibi")[1] - _c13_back(v, "alibi")[0]) <= 0.15 and _c13_back(v, "alibi")[1] >= 0.4),
+    Claim("T5 bias's previous-token head: past L, at most half its weight one back inside L",
+          lambda v: _c13_back(v, "t5")[1] <= 0.5 * _c13_back(v, "t5")[0]),
+    Claim("RoPE + NoPE's previous-token head: at least 0.1 less weight one back past L than inside",
+          lambda v: _c13_back(v, "rope_nope")[1] <= _c13_back(v, "rope_nope")[0] - 0.1),
+    Claim("sinusoidal's previous-token head: past L, at most a quarter of its weight one back inside L",
+          lambda v: _c13_back(v, "sinusoidal")[1] <= 0.25 * _c13_back(v, "sinusoidal")[0]),
+    Claim("NoPE's previous-token head: past L, at most half its weight one back inside L",
+          lambda v: _c13_back(v, "none")[1] <= 0.5 * _c13_back(v, "none")[0]),
+    *_c13_table_claims(),
+    Claim("RoPE's previous-token head: the pairs with wavelength under 2L carry ≥ 0.6 of the |q|·|k| share",
+          lambda v: v["prev", "rope"]["head"]["fast_share"] >= 0.6),
+    Claim("RoPE on prev: the last layer's entropy (mean over heads) ≤ 0.35 × the uniform one, at every length to 8L",
+          lambda v: _c13_rope_sharp(v) <= 0.35),
+    Claim("NoPE and T5 bias on prev: the last layer's entropy rises by ≥ 1.5 nats from T = 32 to 256",
+          lambda v: all(_c13_ent_last(v, "prev", s, -1) - _c13_ent_last(v, "prev", s, 0) >= 1.5 for s in ("none", "t5"))),
+    Claim("ALiBi's steepest head: entropy changes ≤ 0.1 nats from T = 64 to 256 (both layers), uniform rises ≥ 0.5",
+          lambda v: _c13_alibi_flat(v)[0] <= 0.1 and _c13_alibi_flat(v)[1] >= 0.5),
+    Claim("RoPE on first: the weight on token 0 (last layer, most) is ≥ 0.8 at L and ≥ 0.3 lower at 8L",
+          lambda v: _c13_first(v, "none")[0] >= 0.8 and _c13_first(v, "none")[-1] <= _c13_first(v, "none")[0] - 0.3),
+    Claim("RoPE on first: log-n raises the weight on token 0 at 8L by at most 0.1, and it stays ≥ 0.3 under PI's",
+          lambda v: _c13_first(v, "logn")[-1] <= _c13_first(v, "none")[-1] + 0.1
+          and _c13_first(v, "logn")[-1] <= _c13_first(v, "pi")[-1] - 0.3),
+    Claim("RoPE on first: with PI the weight on token 0 is ≥ 0.7 at every length, accuracy past L at 8L ≥ 0.95",
+          lambda v: _c13_first(v, "pi").min() >= 0.7 and _c13_beyond(v, "first", "rope", "pi", 256) >= 0.95),
+    Claim("RoPE on first at 8L: log-n changes accuracy past L by ≤ 0.1; PI beats both by ≥ 0.1",
+          lambda v: abs(_c13_beyond(v, "first", "rope", "logn", 256) - _c13_beyond(v, "first", "rope", "beyond", 256)) <= 0.1
+          and _c13_beyond(v, "first", "rope", "pi", 256)
+          >= max(_c13_beyond(v, "first", "rope", k, 256) for k in ("beyond", "logn")) + 0.1),
+    Claim("log-n on prev: changes no scheme's accuracy past L at 8L by more than 0.1; ALiBi's stays ≥ 0.95",
+          lambda v: all(abs(_c13_beyond(v, "prev", s, "logn", 256) - _c13_beyond(v, "prev", s, "beyond", 256)) <= 0.1
+                        for s in _C13_PAST_L) and _c13_beyond(v, "prev", "alibi", "logn", 256) >= 0.95),
+    Claim("log-n lowers RoPE's last-layer entropy at T = 256, on both tasks",
+          _c13_logn_sharpens),
+]

@@ -32,6 +32,12 @@ __all__ = [
     "sweep_demo",
     "FIGURES",
     "DEMOS",
+    "LAYER_STYLE",
+    "plot_entropy_vs_length",
+    "FIRST_STYLE",
+    "plot_first_weight",
+    "OFFSET_STYLE",
+    "plot_similarity_by_offset",
 ]
 
 #: Label, colour, line style and marker per scheme.
@@ -409,3 +415,103 @@ FIGURES = {
     "12-finetune": make_finetune_figure,
 }
 DEMOS = {"sweep": sweep_demo}
+
+
+# --- notebook 13: what attention does past L ---------------------------------------------
+
+#: Line style per layer of the lab's two-layer model in notebook 13's entropy figure.
+LAYER_STYLE = ((OKABE_ITO[0], "-", "o"), (OKABE_ITO[1], "--", "s"))
+
+
+def plot_entropy_vs_length(ax, lengths, entropy, uniform, *, title="") -> dict:
+    """Entropy of each head's attention against test length, one line per (layer, head), and the uniform one.
+
+    ``entropy`` has shape (len(lengths), layers, heads) in nats; ``uniform``
+    (len(lengths),) is the entropy of attention spread evenly over every
+    visible key (averaged over the same queries). Layers are told apart by
+    colour, line style and marker. Returns ``{(layer, head): line,
+    "uniform": line}``. Taught in notebooks/13-trained-heads.ipynb.
+    """
+    lengths = np.asarray(lengths)
+    entropy = np.asarray(entropy, dtype=float)
+    if entropy.ndim != 3 or entropy.shape[0] != len(lengths):
+        raise ValueError(f"entropy must have shape (len(lengths), layers, heads), got {entropy.shape}")
+    lines = {}
+    for layer in range(entropy.shape[1]):
+        colour, ls, marker = LAYER_STYLE[layer % len(LAYER_STYLE)]
+        for head in range(entropy.shape[2]):
+            label = f"layer {layer}, each head" if head == 0 else None
+            (lines[(layer, head)],) = ax.plot(
+                lengths, entropy[:, layer, head], ls, color=colour, marker=marker, markersize=4, label=label
+            )
+    (lines["uniform"],) = ax.plot(lengths, uniform, ":", color="k", linewidth=2, label="uniform over visible keys")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(lengths)
+    ax.set_xticklabels([str(int(n)) for n in lengths])
+    ax.set_xlabel("test length T (tokens)")
+    ax.set_ylabel("attention entropy (nats)")
+    ax.set_title(title)
+    return lines
+
+
+#: Line style per test-time variant in notebook 13's weight-on-token-0 figure.
+FIRST_STYLE = {
+    "none": ("RoPE, no rescaling", OKABE_ITO[0], "-", "o"),
+    "logn": ("RoPE + log-n scaling", OKABE_ITO[1], "--", "s"),
+    "pi": ("RoPE + PI (s = T/L)", OKABE_ITO[2], "-.", "^"),
+}
+
+
+def plot_first_weight(ax, lengths, weights, train_len, *, spread=None, title="") -> dict:
+    """Attention weight on token 0 against test length, one line per variant of :data:`FIRST_STYLE`.
+
+    ``weights[variant]`` holds one value per length (NaN: not measured);
+    ``spread[variant] = (low, high)`` shades a range (e.g. over seeds). The
+    region past ``train_len`` is shaded grey. Returns ``{variant: line}``.
+    Taught in notebooks/13-trained-heads.ipynb.
+    """
+    lengths = np.asarray(lengths)
+    lines = {}
+    for variant, values in weights.items():
+        label, colour, ls, marker = FIRST_STYLE[variant]
+        (lines[variant],) = ax.plot(lengths, values, ls, color=colour, marker=marker, label=label)
+        if spread is not None and variant in spread:
+            low, high = spread[variant]
+            ax.fill_between(lengths, low, high, color=colour, alpha=0.2, linewidth=0)
+    _shade_beyond(ax, train_len, float(lengths.max()))
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(lengths)
+    ax.set_xticklabels([str(int(n)) for n in lengths])
+    ax.set_ylim(0, 1.12)
+    ax.set_xlabel("test length T (tokens)")
+    ax.set_ylabel("attention weight on token 0")
+    ax.set_title(title)
+    ax.legend(loc="lower left")
+    return lines
+
+
+#: Label, colour and line style of the curves of :func:`plot_similarity_by_offset`.
+OFFSET_STYLE = {
+    "trained": ("after training", OKABE_ITO[0], "-"),
+    "start": ("before training", OKABE_ITO[7], ":"),
+}
+
+
+def plot_similarity_by_offset(ax, curves, *, title="") -> dict:
+    """Mean cosine similarity of table rows m and n against the offset |m − n|, one line per table.
+
+    ``curves[name]`` holds one value per offset 0, 1, … (``name`` a key of
+    :data:`OFFSET_STYLE`). A grey line marks cosine 0. Returns ``{name: line}``.
+    Taught in notebooks/13-trained-heads.ipynb.
+    """
+    lines = {}
+    for name, values in curves.items():
+        label, colour, ls = OFFSET_STYLE[name]
+        (lines[name],) = ax.plot(np.arange(len(values)), values, ls, color=colour, marker=".", label=label)
+    ax.axhline(0, color="0.5", linewidth=1)
+    ax.set_ylim(-1.05, 1.05)
+    ax.set_xlabel("offset |m − n| (positions)")
+    ax.set_ylabel("mean cosine similarity")
+    ax.set_title(title)
+    ax.legend(loc="upper right")
+    return lines

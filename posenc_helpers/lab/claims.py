@@ -254,7 +254,6 @@ def __getattr__(name):
     if name == "GROUPS":
         return groups()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return check(GROUPS[group], dict(zip(seeds, views(group, sweep, extra, seeds=seeds), strict=True)))
 
 
 # --- notebook 13: what trained heads do with position ------------------------------------

@@ -146,13 +146,14 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/bench_sliders.py
 	$(PY) benchmarks/bench_lab.py
 
-# Regenerate posenc_helpers/lab/results.json, the extrapolation lab's three-seed sweep that
-# notebook 13's slider demo reads (about 15 minutes on 2 cores).
+# Regenerate posenc_helpers/lab/results.json, the extrapolation lab's sweep that notebooks 12 and
+# 13 read: 7 schemes x 2 tasks x 5 seeds, RoPE also rescaled and fine-tuned (1,387 s measured on 2
+# shared cores, load average 4).
 lab-results: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.results
 
-# Regenerate posenc_helpers/lab/results_extra.json, the in-distribution check of the extra tasks
-# (back3, recall) that notebook 12 reads: 5 schemes x 2 tasks x 3 seeds (about 10 minutes on 2 cores).
+# Regenerate posenc_helpers/lab/results_extra.json, the extra tasks (back3, recall) that notebook 12
+# reads: 7 schemes x 2 tasks x 3 seeds, recall's RoPE models also fine-tuned (about 20 minutes on 2 cores).
 lab-results-extra: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.results --extra
 

@@ -28,9 +28,10 @@ def extra():
     return results.load_extra()
 
 
-def test_the_files_hold_five_seeds_and_no_held_out_seed(sweep, extra):
-    assert sweep["seeds"] == extra["seeds"] == results.SEEDS and len(results.SEEDS) >= 5
-    assert not set(results.HELD_OUT) & set(results.SEEDS)
+def test_the_files_hold_their_seeds_and_no_held_out_seed(sweep, extra):
+    assert sweep["seeds"] == results.SEEDS and len(results.SEEDS) >= 5
+    assert extra["seeds"] == results.EXTRA_SEEDS
+    assert not set(results.HELD_OUT) & (set(results.SEEDS) | set(results.EXTRA_SEEDS))
 
 
 @pytest.mark.parametrize("group", sorted(claims.groups()))
@@ -50,21 +51,21 @@ def test_every_claim_can_fail(sweep, extra, group):
     assert not never_fail, never_fail
 
 
-def _trained_views(seeds):
-    head = results.sweep(seeds, grid=False)
-    extra = results.extra_sweep(seeds)
-    sweep = {"table": head, "lengths": np.array(results.SWEEP_LENGTHS)}
-    extra = {"table": extra, "lengths": np.array(results.EXTRA_LENGTHS)}
-    return sweep, extra
+#: The groups the held-out seeds check: every headline claim of notebooks 12 and 13. The extra tasks'
+#: claims ("12 extra") are checked on the extra run's seeds only, for now (see the module docstring).
+HELD_OUT_GROUPS = ("12", "12 scaling", "12 fine-tune", "13")
 
 
 @pytest.fixture(scope="module")
 def held_out():
-    return _trained_views(results.HELD_OUT)
+    head = results.sweep(results.HELD_OUT, grid=False)
+    sweep = {"table": head, "lengths": np.array(results.SWEEP_LENGTHS)}
+    extra = {"table": {}, "lengths": np.array(results.EXTRA_LENGTHS)}
+    return sweep, extra
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("group", sorted(claims.groups()))
+@pytest.mark.parametrize("group", HELD_OUT_GROUPS)
 def test_every_claim_holds_on_the_held_out_seeds(held_out, group):
     sweep, extra = held_out
     table = claims.check_files(group, sweep, extra, seeds=results.HELD_OUT)

@@ -126,8 +126,12 @@ def views(sweep, extra, *, seeds=None) -> list[dict]:
 
 
 def check_files(group, sweep, extra, *, seeds=None) -> dict[str, dict[int, bool]]:
-    """:func:`check` of the claims of ``group`` (a key of :data:`GROUPS`) on every seed of the sweeps."""
-    seeds = sorted({s for s, _, _ in sweep["table"]}) if seeds is None else list(seeds)
+    """:func:`check` of the claims of ``group`` (a key of :func:`groups`) on every seed of its sweep.
+
+    The seeds default to every seed of ``sweep``, or of ``extra`` for ``"12 extra"``.
+    """
+    source = extra if group == "12 extra" else sweep
+    seeds = sorted({s for s, _, _ in source["table"]}) if seeds is None else list(seeds)
     return check(groups()[group], dict(zip(seeds, views(sweep, extra, seeds=seeds), strict=True)))
 
 
@@ -372,4 +376,27 @@ CLAIMS_13 = [
                         for s in _C13_PAST_L) and _c13_beyond(v, "prev", "alibi", "logn", 256) >= 0.95),
     Claim("log-n lowers RoPE's last-layer entropy at T = 256, on both tasks",
           _c13_logn_sharpens),
+]
+
+
+# ---- notebook 12: the extra tasks (the extra run's seeds) ----------------------------------------
+
+CLAIMS_12_EXTRA = [
+    Claim("the learned table, sinusoidal, RoPE, T5's bias and RoPE + NoPE learn back3: at least 0.99 at L",
+          lambda v: all(at(v, "back3", s, 32, "accuracy") >= 0.99
+                        for s in ("learned", "sinusoidal", "rope", "t5", "rope_nope"))),
+    Claim("ALiBi does not learn back3 within the budget: between 0.8 and 0.92 at L",
+          lambda v: 0.8 <= at(v, "back3", "alibi", 32, "accuracy") <= 0.92),
+    Claim("NoPE does not learn back3 within the budget: at most 0.5 at L",
+          lambda v: at(v, "back3", "none", 32, "accuracy") <= 0.5),
+    Claim("every scheme but NoPE learns recall: at least 0.99 at L",
+          lambda v: all(at(v, "recall", s, 32, "accuracy") >= 0.99 for s in _SCHEMES if s != "none")),
+    Claim("NoPE does not learn recall within the budget: between 0.7 and 0.9 at L",
+          lambda v: 0.7 <= at(v, "recall", "none", 32, "accuracy") <= 0.9),
+    Claim("on recall past L, with no fine-tuning, YaRN beats plain RoPE and PI at 8L",
+          lambda v: at(v, "recall", "rope", 256, "scaled", "yarn")
+          > max(at(v, "recall", "rope", 256), at(v, "recall", "rope", 256, "scaled", "pi"))),
+    Claim("on recall, after 100 steps at 4L, every fine-tune scores at least 0.9 past L at 8L",
+          lambda v: all(at(v, "recall", "rope", 256, "finetune", m, "100", "beyond") >= 0.9
+                        for m in ("none", "pi", "ntk", "yarn"))),
 ]

@@ -214,8 +214,8 @@ CLAIMS_12_SCALING = [
           lambda v: all(_b(v, "first", "rope", T, "scaled", "yarn") >= 0.99 for T in _lengths(v, "first"))),
     Claim("NTK beats plain RoPE at 8L on both tasks",
           lambda v: all(_b(v, t, "rope", 256, "scaled", "ntk") > _b(v, t, "rope", 256) for t in _TASKS)),
-    Claim("NTK is worse than plain RoPE on prev at 3L",
-          lambda v: _b(v, "prev", "rope", 96, "scaled", "ntk") < _b(v, "prev", "rope", 96)),
+    # (dropped: "NTK is worse than plain RoPE on prev at 3L" held on the five sweep seeds and failed on
+    # held-out seed 11; notebook 12 states it as what the sweep's seeds gave, not as a claim)
     Claim("log-n scaling moves no scheme's accuracy past L by more than 0.1, on either task, at any length",
           lambda v: all(abs(_b(v, t, s, T, "logn") - _b(v, t, s, T)) <= 0.1
                         for t in _TASKS for s in _SCHEMES if s != "learned" for T in _lengths(v, t))),
@@ -393,10 +393,13 @@ CLAIMS_12_EXTRA = [
           lambda v: all(at(v, "recall", s, 32, "accuracy") >= 0.99 for s in _SCHEMES if s != "none")),
     Claim("NoPE does not learn recall within the budget: between 0.7 and 0.9 at L",
           lambda v: 0.7 <= at(v, "recall", "none", 32, "accuracy") <= 0.9),
-    Claim("on recall past L, with no fine-tuning, YaRN beats plain RoPE and PI at 8L",
+    Claim("on recall past L, with no fine-tuning, YaRN beats plain RoPE, PI and NTK at 8L",
           lambda v: at(v, "recall", "rope", 256, "scaled", "yarn")
-          > max(at(v, "recall", "rope", 256), at(v, "recall", "rope", 256, "scaled", "pi"))),
+          > max(at(v, "recall", "rope", 256), *(at(v, "recall", "rope", 256, "scaled", m) for m in ("pi", "ntk")))),
     Claim("on recall, after 100 steps at 4L, every fine-tune scores at least 0.9 past L at 8L",
           lambda v: all(at(v, "recall", "rope", 256, "finetune", m, "100", "beyond") >= 0.9
                         for m in ("none", "pi", "ntk", "yarn"))),
+    Claim("on recall, after 100 steps at 4L, PI is below plain RoPE fine-tuned at 8L",
+          lambda v: at(v, "recall", "rope", 256, "finetune", "pi", "100", "beyond")
+          < at(v, "recall", "rope", 256, "finetune", "none", "100", "beyond")),
 ]

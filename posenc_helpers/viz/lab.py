@@ -300,7 +300,6 @@ def make_finetune_figure(res=None, extra=None):
 
         res = results.load() if res is None else res
         extra = results.load_extra() if extra is None else extra
-    n_seeds = len({s for s, _, _ in res["table"]})
     panels = [(task, res, 16) for task in TASKS] + [("recall", extra, 32)]
     fig, axes = new_figure(1, len(panels), figsize=(16.0, 4.8), sharey=True)
     for ax, (task, source, vocab) in zip(axes, panels, strict=True):
@@ -308,7 +307,7 @@ def make_finetune_figure(res=None, extra=None):
         lengths = source["lengths"]
         plot_accuracy_vs_length(
             ax, lengths, {"rope": np.mean([r["beyond"] for r in rows], axis=0)}, 32,
-            chance=chance(task, vocab), title=TASK_TITLES[task],
+            chance=chance(task, vocab), title=f"{TASK_TITLES[task]} ({len(rows)} seeds)",
         )
         ax.get_lines()[0].set_label("RoPE, no fine-tuning")
         for method, (label, colour, ls) in FINETUNE_STYLE.items():
@@ -320,7 +319,7 @@ def make_finetune_figure(res=None, extra=None):
     for ax in axes[1:]:
         ax.set_ylabel("")
     axes[0].legend(loc="lower left", fontsize=11)
-    fig.suptitle(f"RoPE fine-tuned for 100 steps at 4L (dashed line), mean of {n_seeds} seeds, band: range")
+    fig.suptitle("RoPE fine-tuned for 100 steps at 4L (dashed line): mean over seeds, band: range")
     return fig
 
 

@@ -96,14 +96,17 @@ def _map_numbers(x, fn):
 
 
 def made_up(numbers) -> list[dict]:
-    """Three made-up seeds from one seed's numbers, for checking that a claim can fail.
+    """Four made-up seeds from one seed's numbers, for checking that a claim can fail.
 
-    Every number 1; every number 0; every number x replaced by 1 − x (NaN, "cannot run", stays NaN).
+    Every number 1; every number 0; every number x replaced by 1 − x; every
+    number drawn uniformly from [0, 1] (a fixed seed). NaN ("cannot run") stays NaN.
     """
+    rng = np.random.default_rng(0)
     return [
         _map_numbers(numbers, lambda a: np.ones_like(a)),
         _map_numbers(numbers, lambda a: np.zeros_like(a)),
         _map_numbers(numbers, lambda a: 1 - a),
+        _map_numbers(numbers, lambda a: rng.uniform(size=a.shape)),
     ]
 
 

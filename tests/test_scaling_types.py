@@ -132,7 +132,9 @@ def test_attention_factor_is_one_for_the_others_and_squares_into_logits():
     config = Config(scheme="rope", d_model=d_model, heads=heads, train_len=32)
     run = type("Run", (), {"config": config, "train_len": 32})
     omega, logit_scale = rope_scaling(run, "yarn", 8.0)
-    np.testing.assert_array_equal(omega, scaled_frequencies(head_dim, 10000.0, "yarn", 8.0, original_max_position=32))
+    # the lab's YaRN runs with thresholds scaled to its L = 32 (beta_fast = 4, beta_slow = 1), not LLaMA's 32 and 1
+    lab_ramp = scaled_frequencies(head_dim, 10000.0, "yarn", 8.0, original_max_position=32, beta_fast=4.0, beta_slow=1.0)
+    np.testing.assert_array_equal(omega, lab_ramp)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((1, T, d_model)).astype(np.float32)
     block = {"qkv": (rng.standard_normal((d_model, 3 * d_model)) / 2).astype(np.float32),

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from literal import literal_alibi_slopes, literal_pe, literal_rope
+from literal_lab import literal_forward, literal_weights
 
 from posenc_helpers import alibi_bias, frequencies, lab, rope, scaled_frequencies, sinusoidal, yarn_attention_factor
 from posenc_helpers.lab import model as M
@@ -104,32 +105,6 @@ def test_none_and_rope_add_nothing_at_the_input():
 # --- attention against a literal loop --------------------------------------------------------------
 
 
-def literal_attention(x, wqkv, heads, scheme, omega):
-    """Softmax attention weights, one (head, query, key) at a time, straight from the formulas."""
-    T, d = x.shape
-    Dh = d // heads
-    qkv = x @ wqkv
-    slopes = literal_alibi_slopes(heads)
-    weights = np.zeros((heads, T, T))
-    for h in range(heads):
-        for i in range(T):
-            scores = []
-            for j in range(i + 1):
-                q = qkv[i, h * Dh:(h + 1) * Dh].tolist()
-                k = qkv[j, d + h * Dh: d + (h + 1) * Dh].tolist()
-                if scheme == "rope":
-                    q, k = literal_rope(q, i), literal_rope(k, j)
-                s = sum(a * b for a, b in zip(q, k, strict=True)) / math.sqrt(Dh)
-                if scheme == "alibi":
-                    s -= slopes[h] * (i - j)
-                scores.append(s)
-            top = max(scores)
-            e = [math.exp(s - top) for s in scores]
-            for j in range(i + 1):
-                weights[h, i, j] = e[j] / sum(e)
-    return weights
-
-
 @pytest.mark.parametrize("scheme", ["none", "rope", "alibi"])
 def test_attention_weights_match_a_literal_loop(scheme):
     config = tiny(scheme)
@@ -137,7 +112,7 @@ def test_attention_weights_match_a_literal_loop(scheme):
     block = params["blocks"][0]
     x = np.random.default_rng(4).normal(size=(1, 6, 16)).astype(np.float32)
     _, weights = M.attention(jnp.asarray(x), block, config)
-    want = literal_attention(x[0].astype(np.float64), np.asarray(block["qkv"], np.float64), 2, scheme, None)
+    want = literal_weights(x[0].astype(np.float64), np.asarray(block["qkv"], np.float64), config)
     np.testing.assert_allclose(np.asarray(weights)[0], want, atol=2e-5)
 
 
@@ -199,64 +174,6 @@ def test_evaluate_passes_yarn_thresholds_to_the_model():
     assert abs(got - lab.evaluate(run, [16], method="yarn", beta_fast=32.0, beta_slow=1.0)["loss"][0]) > 1e-4
 
 
-def literal_forward(params, tokens, config, omega=None, logit_scale=1.0):
-    """The whole tiny model in float64 numpy, one token, head and (query, key) pair at a time.
-
-    ``omega`` is one frequency per RoPE pair (default: the base's); RoPE turns
-    pair k of q_i and k_j by i·ω_k and j·ω_k; every score q·k/√head_dim is
-    multiplied by ``logit_scale``; ALiBi then adds −m_h·(i − j).
-    """
-    p = jax.tree_util.tree_map(lambda a: np.asarray(a, np.float64), params)
-    d, H = config.d_model, config.heads
-    Dh = d // H
-    if omega is None:
-        omega = [1.0 / config.base ** (2 * k / Dh) for k in range(Dh // 2)]
-
-    def norm(x, g):
-        m = sum(x) / len(x)
-        var = sum((a - m) ** 2 for a in x) / len(x)
-        return np.array([(a - m) / math.sqrt(var + 1e-5) for a in x]) * g["gain"] + g["bias"]
-
-    def turn(x, t):
-        out = list(x)
-        for k in range(Dh // 2):
-            a, b, th = x[2 * k], x[2 * k + 1], t * float(omega[k])
-            out[2 * k], out[2 * k + 1] = a * math.cos(th) - b * math.sin(th), a * math.sin(th) + b * math.cos(th)
-        return out
-
-    def gelu(x):  # jax.nn.gelu's default, the tanh form
-        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
-
-    slopes = literal_alibi_slopes(H)
-    T = len(tokens)
-    x = [p["embed"][t].copy() for t in tokens]
-    for blk in p["blocks"]:
-        h = [norm(x[i], blk["ln1"]) for i in range(T)]
-        qkv = [h[i] @ blk["qkv"] for i in range(T)]
-        att = [np.zeros(d) for _ in range(T)]
-        for hd in range(H):
-            for i in range(T):
-                q = qkv[i][hd * Dh:(hd + 1) * Dh]
-                if config.scheme == "rope":
-                    q = turn(q, i)
-                scores = []
-                for j in range(i + 1):
-                    k = qkv[j][d + hd * Dh: d + (hd + 1) * Dh]
-                    if config.scheme == "rope":
-                        k = turn(k, j)
-                    s = logit_scale * sum(a * b for a, b in zip(q, k, strict=True)) / math.sqrt(Dh)
-                    if config.scheme == "alibi":
-                        s -= slopes[hd] * (i - j)
-                    scores.append(s)
-                e = [math.exp(s - max(scores)) for s in scores]
-                for j in range(i + 1):
-                    att[i][hd * Dh:(hd + 1) * Dh] += e[j] / sum(e) * qkv[j][2 * d + hd * Dh: 2 * d + (hd + 1) * Dh]
-        x = [x[i] + att[i] @ blk["out"] for i in range(T)]
-        x = [x[i] + gelu(norm(x[i], blk["ln2"]) @ blk["mlp_in"] + blk["mlp_in_bias"]) @ blk["mlp_out"]
-             + blk["mlp_out_bias"] for i in range(T)]
-    return np.array([norm(x[i], p["ln_f"]) @ p["unembed"] for i in range(T)])
-
-
 TOKENS = np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3])
 
 
@@ -272,10 +189,10 @@ def test_forward_with_omega_matches_logits_by_hand(omega):
         "odd": np.array([2.5, 0.9, 0.4, 0.05]),
     }[omega]
     got = np.asarray(M.forward(params, jnp.asarray(TOKENS[None]), config, omega=w))[0]
-    want = literal_forward(params, TOKENS, config, omega=w)
+    want = literal_forward(params, TOKENS, config, omega=w)[0]
     np.testing.assert_allclose(got, want, atol=2e-4)
     if w is not None:  # and the rescaling matters: the default frequencies give other logits
-        assert np.abs(want - literal_forward(params, TOKENS, config)).max() > 1e-2
+        assert np.abs(want - literal_forward(params, TOKENS, config)[0]).max() > 1e-2
 
 
 @pytest.mark.parametrize("scheme", ["rope", "none", "alibi"])
@@ -285,9 +202,33 @@ def test_forward_with_logit_scale_matches_logits_by_hand(scheme, scale):
     config = M.Config(scheme=scheme, d_model=16, heads=2, layers=1, train_len=8)
     params = M.init(jax.random.key(6), config)
     got = np.asarray(M.forward(params, jnp.asarray(TOKENS[None]), config, logit_scale=scale))[0]
-    want = literal_forward(params, TOKENS, config, logit_scale=scale)
+    want = literal_forward(params, TOKENS, config, logit_scale=scale)[0]
     np.testing.assert_allclose(got, want, atol=2e-4)
     assert np.abs(want - np.asarray(M.forward(params, jnp.asarray(TOKENS[None]), config))[0]).max() > 1e-2
+
+
+@pytest.mark.parametrize("scheme", M.SCHEMES)
+def test_forward_matches_the_literal_model_for_every_scheme(scheme):
+    # the whole model, input positions included, against tests/literal_lab.py, at the training length
+    config = M.Config(scheme=scheme, d_model=16, heads=2, layers=2, train_len=10)
+    params = M.init(jax.random.key(7), config)
+    if "pos" in params:  # a learned table big enough to matter (it starts at N(0, 0.02²))
+        params["pos"] = jax.random.normal(jax.random.key(8), params["pos"].shape)
+    logits, maps = M.forward(params, jnp.asarray(TOKENS[None]), config, return_attention=True)
+    want_logits, want_maps = literal_forward(params, TOKENS, config)
+    np.testing.assert_allclose(np.asarray(maps)[:, 0], want_maps, atol=3e-5)
+    np.testing.assert_allclose(np.asarray(logits)[0], want_logits, atol=3e-4)
+
+
+def test_the_literal_model_tells_the_schemes_apart():
+    # the check above could not pass if the schemes computed alike: each gives other logits here
+    params = M.init(jax.random.key(7), M.Config(scheme="none", d_model=16, heads=2, layers=2, train_len=10))
+    got = {s: literal_forward(params, TOKENS, M.Config(scheme=s, d_model=16, heads=2, layers=2, train_len=10))[0]
+           for s in ("none", "sinusoidal", "rope", "alibi", "rope_nope")}
+    names = list(got)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            assert np.abs(got[a] - got[b]).max() > 1e-3, (a, b)
 
 
 # --- tasks against literal loops --------------------------------------------------------------------

@@ -1,12 +1,12 @@
-"""posenc_helpers.lab.model's "t5" and "rope_nope" schemes against literal loops, and their settings.
+"""posenc_helpers.lab.model's "t5" and "rope_nope" schemes against the literal model, and their settings.
 
-The literal attention below computes every score one (head, query, key) at a
-time, straight from the formulas: T5's bias as table[t5_bucket(j − i), h]
-(the course's helper, unidirectional), RoPE's rotation with the literal
-``literal_rope`` on the RoPE layers only, and Llama 4's query temperature
-1 + attn_scale·ln(1 + ⌊(i + 1)/floor_scale⌋) computed here per query. The
-whole forward pass is rebuilt layer by layer in float64 numpy, at a length
-past the training length (T = 40 > L = 32), so the past-L path is covered.
+The literal model (tests/literal_lab.py, the lab's one oracle) computes every
+score one (head, query, key) at a time, straight from the formulas: T5's bias
+as table[t5_bucket(j − i), h] (the course's helper, unidirectional), RoPE's
+rotation on the RoPE layers only, and Llama 4's query temperature
+1 + attn_scale·ln(1 + ⌊(i + 1)/floor_scale⌋) per query. Here it runs at a
+length past the training length (T = 40 > L = 32), so the past-L path is
+covered.
 """
 
 from __future__ import annotations
@@ -20,83 +20,16 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from literal import literal_rope
+from literal_lab import literal_forward
 
 from posenc_helpers.lab import model as M
 from posenc_helpers.lab.train import fit
-from posenc_helpers.relative import t5_bucket
 
 T_PAST = 40  # past the training length 32
 
 
 def small(scheme, **kw):
     return M.Config(scheme=scheme, d_model=16, heads=2, layers=2, train_len=32, **kw)
-
-
-def _np(tree):
-    return jax.tree_util.tree_map(lambda a: np.asarray(a, dtype=np.float64), tree)
-
-
-def _layer_norm(x, p):
-    mean = x.mean(-1, keepdims=True)
-    var = ((x - mean) ** 2).mean(-1, keepdims=True)
-    return (x - mean) / np.sqrt(var + 1e-5) * p["gain"] + p["bias"]
-
-
-def _gelu(x):
-    # jax.nn.gelu's default, the tanh approximation
-    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
-
-
-def literal_weights(x, wqkv, config, layer, table):
-    """Attention weights (heads, T, T) of one layer, one (head, query, key) at a time."""
-    T, d = x.shape
-    H, Dh = config.heads, config.head_dim
-    qkv = x @ wqkv
-    rope_layer = config.scheme == "rope" or (config.scheme == "rope_nope" and layer not in config.nope_layers)
-    weights = np.zeros((H, T, T))
-    for h in range(H):
-        for i in range(T):
-            scores = []
-            for j in range(i + 1):
-                q = qkv[i, h * Dh:(h + 1) * Dh].tolist()
-                k = qkv[j, d + h * Dh:d + (h + 1) * Dh].tolist()
-                if rope_layer:
-                    q, k = literal_rope(q, i), literal_rope(k, j)
-                elif config.scheme == "rope_nope" and config.query_temperature:
-                    # Llama 4: q · (1 + attn_scale · ln(1 + floor((pos + 1) / floor_scale)))
-                    factor = 1.0 + config.attn_scale * math.log(1.0 + math.floor((i + 1) / config.floor_scale))
-                    q = [a * factor for a in q]
-                s = sum(a * b for a, b in zip(q, k, strict=True)) / math.sqrt(Dh)
-                if config.scheme == "t5":
-                    bucket = int(t5_bucket(j - i, bidirectional=False, num_buckets=config.t5_buckets,
-                                           max_distance=config.t5_max_distance))
-                    s += table[bucket, h]
-                scores.append(s)
-            top = max(scores)
-            e = [math.exp(s - top) for s in scores]
-            for j in range(i + 1):
-                weights[h, i, j] = e[j] / sum(e)
-    return weights
-
-
-def literal_forward(params, tokens, config):
-    """Logits (T, vocab) and weights (layers, heads, T, T) of the whole model, in float64 numpy."""
-    p = _np(params)
-    x = p["embed"][tokens]
-    maps = []
-    for layer, block in enumerate(p["blocks"]):
-        h = _layer_norm(x, block["ln1"])
-        w = literal_weights(h, block["qkv"], config, layer, p.get("t5_bias"))
-        T, d = h.shape
-        Dh = config.head_dim
-        val = (h @ block["qkv"])[:, 2 * d:]
-        out = np.concatenate([w[i] @ val[:, i * Dh:(i + 1) * Dh] for i in range(config.heads)], axis=1)
-        x = x + out @ block["out"]
-        hidden = _gelu(_layer_norm(x, block["ln2"]) @ block["mlp_in"] + block["mlp_in_bias"])
-        x = x + hidden @ block["mlp_out"] + block["mlp_out_bias"]
-        maps.append(w)
-    return _layer_norm(x, p["ln_f"]) @ p["unembed"], np.stack(maps)
 
 
 def _random_params(config, seed):

@@ -153,7 +153,8 @@ lab-results: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.results
 
 # Regenerate posenc_helpers/lab/results_extra.json, the extra tasks (back3, recall) that notebook 12
-# reads: 7 schemes x 2 tasks x 3 seeds, recall's RoPE models also fine-tuned (about 20 minutes on 2 cores).
+# reads: 7 schemes x 2 tasks x 5 seeds, recall's RoPE models also rescaled and fine-tuned (1,046 s
+# measured on 2 shared cores, load average 4).
 lab-results-extra: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.results --extra
 

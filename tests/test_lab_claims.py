@@ -30,7 +30,7 @@ def extra():
 
 def test_the_files_hold_their_seeds_and_no_held_out_seed(sweep, extra):
     assert sweep["seeds"] == results.SEEDS and len(results.SEEDS) >= 5
-    assert extra["seeds"] == results.EXTRA_SEEDS
+    assert extra["seeds"] == results.EXTRA_SEEDS and len(results.EXTRA_SEEDS) >= 5
     assert not set(results.HELD_OUT) & (set(results.SEEDS) | set(results.EXTRA_SEEDS))
 
 
@@ -51,16 +51,37 @@ def test_every_claim_can_fail(sweep, extra, group):
     assert not never_fail, never_fail
 
 
-#: The groups the held-out seeds check: every headline claim of notebooks 12 and 13. The extra tasks'
-#: claims ("12 extra") are checked on the extra run's seeds only, for now (see the module docstring).
-HELD_OUT_GROUPS = ("12", "12 scaling", "12 fine-tune", "13")
+#: The groups the held-out seeds check: every claim of notebooks 12 and 13, the extra tasks' too.
+HELD_OUT_GROUPS = ("12", "12 scaling", "12 fine-tune", "12 extra", "13")
+
+
+def test_the_held_out_check_covers_every_group():
+    assert set(HELD_OUT_GROUPS) == set(claims.groups())
+
+
+def test_held_out_sweep_runs_both_sweeps_rows_in_one_pool(monkeypatch):
+    # one pool for the headline and the extra rows, RoPE's first; every row lands in its own table
+    calls = []
+
+    def fake_pool_map(fn, jobs, *, workers=None):
+        calls.append(jobs)
+        return list(jobs)
+
+    monkeypatch.setattr(results, "pool_map", fake_pool_map)
+    head, more = results.held_out_sweep((11, 12))
+    (jobs,) = calls
+    assert len(jobs) == 8 * len(results.SCHEMES)
+    assert [job[3] for job in jobs[:8]] == ["rope"] * 8 and "rope" not in [job[3] for job in jobs[8:]]
+    assert set(head) == {(s, t, m) for s in (11, 12) for t in results.TASKS for m in results.SCHEMES}
+    assert set(more) == {(s, t, m) for s in (11, 12) for t in results.EXTRA_BUDGETS for m in results.SCHEMES}
+    assert all(head[k] == ("sweep", *k) for k in head) and all(more[k] == ("extra", *k) for k in more)
 
 
 @pytest.fixture(scope="module")
 def held_out():
-    head = results.sweep(results.HELD_OUT, grid=False)
+    head, more = results.held_out_sweep(results.HELD_OUT)
     sweep = {"table": head, "lengths": np.array(results.SWEEP_LENGTHS)}
-    extra = {"table": {}, "lengths": np.array(results.EXTRA_LENGTHS)}
+    extra = {"table": more, "lengths": np.array(results.EXTRA_LENGTHS)}
     return sweep, extra
 
 

@@ -154,7 +154,7 @@ lab-results: $(VENV)/.installed
 
 # Regenerate posenc_helpers/lab/results_extra.json, the extra tasks (back3, recall) that notebook 12
 # reads: 7 schemes x 2 tasks x 5 seeds, recall's RoPE models also rescaled and fine-tuned (1,046 s
-# measured on 2 shared cores, load average 4).
+# measured on 2 shared cores, load average 1.1 at the start and 3.8 at the end).
 lab-results-extra: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.results --extra
 

@@ -1,4 +1,8 @@
-"""Fixtures for the real-browser tests: one JupyterLab server and one Chromium per session.
+"""Fixtures for the real-browser tests: one Chromium per session, and each server per module.
+
+Each server (JupyterLab, Voila) lives only as long as the module that uses it:
+it is stopped when that module's tests end, failed or not, and it dies with
+the run if the run is stopped (SIGTERM, or SIGKILL: see posenc_lifetime.py).
 
 Without Chromium (or playwright) these tests are SKIPPED, and the run ends
 with one line saying why and how to enable them. On CI (``CI=true``) a
@@ -110,12 +114,26 @@ def served_dir(temp_root):
     return pb.copy_tree_for_serving(pb.notebooks_dir(), temp_root / "served")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab_server(served_dir, temp_root):
     # Rooted above notebooks/, as `make lab` is, so markdown images ../figures/NN-slug.png load.
     server = pb.start_lab(served_dir.parent, temp_root / "lab-home")
     try:
         yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def voila_server(served_dir, temp_root):
+    """Voila serving the presentation notebook's copy, as `make present` does: (server, the copy's path)."""
+    notebook = pb.presentation_notebook()
+    if notebook is None:
+        pytest.skip(f"no notebook with a slider demo in {pb.notebooks_dir()} yet")
+    copy = pb.served_path(served_dir, notebook)
+    server = pb.start_voila(copy, temp_root / "voila-home")
+    try:
+        yield server, copy
     finally:
         server.stop()
 

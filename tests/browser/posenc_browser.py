@@ -10,7 +10,12 @@ What it does, in one place:
   this Python (``sys.executable -m ...``) on 127.0.0.1, a free port and a
   random token, with every Jupyter config/runtime/data/workspace dir inside a
   temp folder, serving a COPY of the notebooks (autosave never touches the
-  repo). :meth:`Server.stop` ends the whole process group (TERM, then KILL).
+  repo). :meth:`Server.stop` ends the whole process group (TERM, then KILL)
+  and any kernel left (kernels run in sessions of their own). Each server
+  also dies with this process: ``posenc_lifetime`` turns SIGTERM into an
+  orderly stop and gives the server a parent-death signal for SIGKILL.
+  With ``POSENC_SERVER_RECORD=/file`` set, each server appends a JSON line
+  (name, pid, port) to that file once it answers.
 * :func:`launch_browser`: the system Chromium (``/usr/bin/chromium``, or
   ``POSENC_CHROMIUM``), headless, through playwright's ``executable_path``.
   It never downloads a browser (no ``playwright install``).
@@ -38,6 +43,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import posenc_lifetime
+
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Where the Debian package ``chromium`` puts the browser.
@@ -56,6 +63,9 @@ CHROMIUM_ARGS = [
 
 #: Median key-press-to-new-figure latency a projected demo needs, in ms.
 TARGET_MS = 150.0
+
+#: The notebook presentation mode opens (as `make present` does by default); ``POSENC_PRESENT_NB`` picks another.
+PRESENTED = "01-clock-hands.ipynb"
 
 #: A code cell that builds a slider demo: a SliderDemo, or a ``*_demo(...)`` factory.
 DEMO_SOURCE = re.compile(r"\bSliderDemo\s*\(|\b\w+_demo\s*\(")
@@ -160,6 +170,14 @@ def demo_notebooks(folder: Path | None = None) -> list[Path]:
     return [p for p in paths if has_slider_demo(p)]
 
 
+def presentation_notebook() -> Path | None:
+    """``$POSENC_PRESENT_NB`` (a file name), else :data:`PRESENTED`, else the first demo notebook, else None."""
+    found = demo_notebooks()
+    wanted = os.environ.get("POSENC_PRESENT_NB", PRESENTED)
+    preferred = [p for p in found if p.name == Path(wanted).name]
+    return (preferred or found or [None])[0]
+
+
 def served_path(served_dir: Path, notebook: Path) -> Path:
     """Where the servers see ``notebook`` (a path under :func:`notebooks_dir`) inside the served copy."""
     return served_dir / notebook.relative_to(notebooks_dir())
@@ -234,9 +252,14 @@ class Server:
     token: str
     log: Path
 
-    def api(self, path: str, method: str = "GET") -> tuple[int, bytes]:
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+    def api(self, path: str, method: str = "GET", body: dict | None = None) -> tuple[int, bytes]:
+        data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(
-            f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"}
+            f"{self.url}{path}", data=data, method=method, headers={"Authorization": f"token {self.token}"}
         )
         try:
             with urllib.request.urlopen(request, timeout=5) as response:
@@ -276,7 +299,20 @@ class Server:
             pass
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Terminate the server's process group (kernels included), then kill it if it lingers."""
+        """Terminate the server's process group, then kill it if it lingers; then kill any kernel left.
+
+        Kernels run in sessions of their own (jupyter_client starts them so),
+        outside the server's group: the server shuts them down on SIGTERM, and
+        the ones it could not are found in its process tree, taken before.
+        """
+        tree = posenc_lifetime.process_tree(self.process.pid)
+        try:
+            self._stop_group(timeout)
+        finally:
+            posenc_lifetime.kill_survivors(tree)
+            posenc_lifetime.forget(self.process.pid)
+
+    def _stop_group(self, timeout: float) -> None:
         if self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGTERM)
@@ -290,7 +326,7 @@ class Server:
                 except ProcessLookupError:
                     pass
                 self.process.wait(timeout)
-        # Kernels are in the same group; make sure none outlives the server.
+        # Anything the server started in its own group goes with it.
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -298,15 +334,26 @@ class Server:
 
 
 def _spawn(name: str, command: list[str], env: dict, cwd: Path, log: Path, port: int, token: str) -> Server:
+    """Start a server in its own process group, with a parent-death signal on Linux, and track it."""
     handle = open(log, "wb")
     try:
         process = subprocess.Popen(
             command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=handle, stderr=subprocess.STDOUT,
-            start_new_session=True,
+            start_new_session=True, preexec_fn=posenc_lifetime.parent_death_preexec(),
         )
     finally:
         handle.close()
+    posenc_lifetime.track(process.pid)
     return Server(name, process, f"http://127.0.0.1:{port}", token, log)
+
+
+def _announce(server: Server) -> None:
+    """Append the ready server's name, pid and port to ``$POSENC_SERVER_RECORD``, if set (for the stopped-run test)."""
+    record = os.environ.get("POSENC_SERVER_RECORD")
+    if record:
+        line = {"server": server.name, "pid": server.process.pid, "port": server.port}
+        with open(record, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line) + "\n")
 
 
 def root_flags() -> list[str]:
@@ -338,6 +385,7 @@ def start_lab(serve_dir: Path, home: Path) -> Server:
     except BaseException:
         server.stop()
         raise
+    _announce(server)
     return server
 
 
@@ -362,6 +410,7 @@ def start_voila(notebook: Path, home: Path) -> Server:
     except BaseException:
         server.stop()
         raise
+    _announce(server)
     return server
 
 

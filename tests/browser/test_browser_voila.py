@@ -1,42 +1,18 @@
 """Presentation mode: a slider demo notebook served by Voilà (as `make present` does), in a real Chromium.
 
 The page must show prose, figures and sliders but no code, and a slider must
-move its figure exactly as in JupyterLab.
+move its figure exactly as in JupyterLab. The server is conftest's
+``voila_server``, which the stopped-run test holds too.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
 import posenc_browser as pb
 import pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-PREFERRED = "01-clock-hands.ipynb"
-
-
-def presentation_notebook():
-    """``$POSENC_PRESENT_NB`` (a file name), else the notebook `make present` opens by default, else the first demo."""
-    found = pb.demo_notebooks()
-    wanted = os.environ.get("POSENC_PRESENT_NB", PREFERRED)
-    preferred = [p for p in found if p.name == Path(wanted).name]
-    return (preferred or found or [None])[0]
-
-
-@pytest.fixture(scope="module")
-def voila_server(served_dir, temp_root):
-    notebook = presentation_notebook()
-    if notebook is None:
-        pytest.skip(f"no notebook with a slider demo in {pb.notebooks_dir()} yet")
-    copy = pb.served_path(served_dir, notebook)
-    server = pb.start_voila(copy, temp_root / "voila-home")
-    try:
-        yield server, copy
-    finally:
-        server.stop()
 
 
 def test_presentation_mode_hides_code_and_moves_a_slider(voila_server, page, artifacts, latency_records):

@@ -46,7 +46,7 @@ from .evaluate import (
 )
 from .model import SCHEME_TITLES, SCHEMES, Config, forward, init
 from .tasks import EXTRA_TASKS, RECALL_PAIRS, TASK_TITLES, TASKS, chance, chance_uniform
-from .train import DEFAULTS, FINETUNE, Run, finetune, initial_params, train
+from .train import DEFAULTS, FINETUNE, Run, finetune, initial_params, train, train_all
 
 #: The environment variable that moves (or, set to "off", disables) JAX's persistent compilation cache.
 CACHE_ENV = "POSENC_JAX_CACHE"
@@ -95,6 +95,7 @@ __all__ = [
     "init",
     "forward",
     "train",
+    "train_all",
     "finetune",
     "initial_params",
     "accuracy",

@@ -22,7 +22,7 @@ from .. import _validate as v
 from .model import Config, check_scheme, init, loss_fn
 from .tasks import check_task, make_batch, windows
 
-__all__ = ["Run", "DEFAULTS", "FINETUNE", "train", "fit", "finetune", "initial_params", "STEPS_PER_CALL"]
+__all__ = ["Run", "DEFAULTS", "FINETUNE", "train", "train_all", "fit", "finetune", "initial_params", "STEPS_PER_CALL"]
 
 #: The notebook's budget: what every scheme gets on every headline task.
 DEFAULTS = {"train_len": 32, "steps": 1000, "batch": 32, "lr": 3e-3, "warmup": 50, "weight_decay": 0.01}
@@ -143,6 +143,7 @@ def train(
     heads=4,
     layers=2,
     vocab=None,
+    cache=True,
     **scheme_options,
 ) -> Run:
     """Train a fresh model with ``scheme`` on ``task``; returns a :class:`Run`.
@@ -152,6 +153,9 @@ def train(
     initial parameters and every batch. ``progress=True`` shows a tqdm bar (a
     widget in JupyterLab, text in a terminal); ``progress=False`` prints nothing.
     The vocabulary is 16 tokens for the k-back tasks and 32 for recall.
+    ``cache=False`` trains even when the model cache (:mod:`.cache`) holds
+    this very model; by default a model trained before with the same
+    settings, code and machine is read from it.
     Any other keyword is a field of :class:`.model.Config` for the scheme
     (``query_temperature=True`` for ``"rope_nope"``, ``t5_buckets=...``,
     ``pos_std=...``), checked by Config.
@@ -181,9 +185,57 @@ def train(
         scheme=scheme, vocab=vocab, d_model=d_model, heads=heads, layers=layers, train_len=train_len, **scheme_options
     )
     params, losses, start = fit(
-        config, task, seed=seed, steps=steps, batch=batch, lr=lr, progress=progress, return_initial=True
+        config, task, seed=seed, steps=steps, batch=batch, lr=lr, progress=progress, return_initial=True,
+        cache=cache,
     )
     return Run(scheme, task, train_len, params, losses, config, seed, steps, initial_params=start)
+
+
+def _train_job(scheme, task, options):
+    # one model of train_all, in a worker process of the lab's pool
+    return train(scheme, task, progress=False, **options)
+
+
+def train_all(schemes, task, *, workers=None, progress=True, **options) -> dict:
+    """:func:`train` for every scheme in ``schemes`` on ``task``, in the lab's pool: ``{scheme: Run}``.
+
+    Each model trains in a worker process (one per core by default, each with
+    one XLA thread; see :func:`.results.pool_map`), so two cores train two
+    models at once; ``workers=1`` trains them one after another in this
+    process. ``options`` go to every :func:`train` call (``seed``, ``steps``,
+    ``cache``, ...). ``progress=True`` shows one bar that moves as each model
+    is done. A model is the same whichever worker trains it: a worker runs the
+    same compiled programs with the same seed. With the model cache on, a
+    second call with the same arguments reads every model back instead of
+    training it (the workers' single XLA thread is part of the cache's key,
+    so a model trained in this process is a separate entry).
+
+    >>> runs = train_all(["alibi", "none"], "prev", workers=1, steps=2, d_model=8, heads=2, layers=1, progress=False)
+    >>> sorted(runs), runs["none"].losses.shape
+    (['alibi', 'none'], (2,))
+    """
+    from .results import pool_map
+
+    schemes = [check_scheme(s) for s in schemes]
+    if not schemes:
+        raise ValueError("schemes must name at least one scheme, got none")
+    if len(set(schemes)) != len(schemes):
+        raise ValueError(f"schemes must not repeat a scheme, got {schemes}")
+    task = check_task(task)
+    if "progress" in options or "scheme" in options or "task" in options:
+        raise TypeError("train_all takes scheme, task and progress itself, not in options")
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(schemes), desc=f"{len(schemes)} models on {task}", unit="model")
+    jobs = [(scheme, task, options) for scheme in schemes]
+    runs = pool_map(
+        _train_job, jobs, workers=workers, on_result=None if bar is None else lambda i, run: bar.update(1)
+    )
+    if bar is not None:
+        bar.close()
+    return dict(zip(schemes, runs, strict=True))
 
 
 def initial_params(config, seed) -> dict:
@@ -219,6 +271,7 @@ def fit(
     return_initial=False,
     checkpoints=(),
     on_checkpoint=None,
+    cache=True,
 ):
     """The training loop behind :func:`train` and :func:`finetune`: ``(params, losses)``.
 
@@ -234,6 +287,10 @@ def fit(
     returns ``(params, losses, initial_params)``. ``on_checkpoint(step, params)``
     is called after each step count in ``checkpoints`` (the compiled chunks
     end there too, so the numbers are those of a run of that many steps).
+    ``cache=True`` reads a model trained before with exactly these settings
+    on this machine from the model cache (:mod:`.cache`) instead of training
+    it again, and stores a model it trains; ``cache=False`` always trains and
+    stores nothing.
     """
     steps = v.positive_int("steps", steps)
     init_key, data_key = jax.random.split(jax.random.key(seed))
@@ -250,6 +307,29 @@ def fit(
     logit_scale = v.real_scalar("logit_scale", logit_scale)
     # the default (no rescaling) passes None, so it compiles exactly the loop it always did
     scale = None if logit_scale == 1.0 and omega is None else jnp.float32(logit_scale)
+    stops = sorted({int(c) for c in checkpoints if 0 < int(c) < steps})
+    if not isinstance(cache, (bool, np.bool_)):
+        raise TypeError(f"cache must be True or False, got {cache!r}")
+    key = None
+    if cache:
+        from . import cache as model_cache
+
+        key = model_cache.key_of({
+            "config": dataclasses.asdict(config), "task": task, "seed": seed, "steps": steps, "batch": batch,
+            "lr": float(lr), "warmup": warmup, "weight_decay": weight_decay, "constant_lr": bool(constant_lr),
+            "text": text, "params": None if params is None else model_cache.flatten(params),
+            "omega": omega, "logit_scale": logit_scale, "checkpoints": stops,
+        })
+        hit = model_cache.load(key)
+        if hit is not None:
+            if progress:
+                print(f"{desc or f'{config.scheme} on {task}'}: {steps} steps, read from the model cache")
+            for n in stops:
+                if on_checkpoint is not None:
+                    on_checkpoint(n, jax.tree_util.tree_map(jnp.asarray, hit[f"step{n}"]))
+            found = jax.tree_util.tree_map(jnp.asarray, hit["params"]), np.asarray(hit["losses"])
+            return (*found, start) if return_initial else found
+    kept = {}
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -257,7 +337,6 @@ def fit(
         bar = tqdm(total=steps, desc=desc or f"{config.scheme} on {task}", unit="step")
     losses = []
     done = 0
-    stops = sorted({int(c) for c in checkpoints if 0 < int(c) < steps})
     while done < steps:
         n = min(STEPS_PER_CALL, steps - done, *(c - done for c in stops if c > done))
         params, opt_state, chunk = _train_chunk(
@@ -266,16 +345,21 @@ def fit(
         )
         losses.append(np.asarray(chunk))
         done += n
-        if on_checkpoint is not None and done in stops:
-            on_checkpoint(done, params)
+        if done in stops:
+            kept[done] = params
+            if on_checkpoint is not None:
+                on_checkpoint(done, params)
         if bar is not None:
             bar.update(n)
             bar.set_postfix(loss=f"{float(chunk[-1]):.3f}")
     if bar is not None:
         bar.close()
+    losses = np.concatenate(losses)
+    if key is not None:
+        model_cache.store(key, {"params": params, "losses": losses, **{f"step{n}": p for n, p in kept.items()}})
     if return_initial:
-        return params, np.concatenate(losses), start
-    return params, np.concatenate(losses)
+        return params, losses, start
+    return params, losses
 
 
 def check_finetune(run, length, steps, seed, method, methods) -> tuple[int, int, int]:
@@ -297,7 +381,7 @@ def check_finetune(run, length, steps, seed, method, methods) -> tuple[int, int,
     return length, steps, seed
 
 
-def finetune(run, *, length, method=None, steps=100, seed=0, progress=True, checkpoints=()):
+def finetune(run, *, length, method=None, steps=100, seed=0, progress=True, checkpoints=(), cache=True):
     """Continue training a trained RoPE ``run`` at ``length`` tokens, RoPE rescaled by ``method``; a new Run.
 
     The papers' regime: rescale the frequencies for the factor s = length / L
@@ -342,7 +426,7 @@ def finetune(run, *, length, method=None, steps=100, seed=0, progress=True, chec
         config, run.task, seed=seed, steps=steps, batch=FINETUNE["batch"], lr=FINETUNE["lr"],
         progress=progress, desc=f"fine-tune {method or 'RoPE'} at {length}", params=run.params,
         omega=omega, logit_scale=scale, warmup=FINETUNE["warmup"], weight_decay=FINETUNE["weight_decay"],
-        constant_lr=True, checkpoints=checkpoints, on_checkpoint=lambda n, p: kept.__setitem__(n, p),
+        constant_lr=True, checkpoints=checkpoints, on_checkpoint=lambda n, p: kept.__setitem__(n, p), cache=cache,
     )
 
     def tuned(n, p, loss):

@@ -1,0 +1,261 @@
+"""The lab's model cache: a trained model is stored once on disk and read back, never trained twice.
+
+Training is deterministic on one machine (the same seed gives the same
+parameters, bit for bit), so a model trained once can be read back instead of
+trained again: notebook 13 reads notebook 12's seven models, and a "your turn"
+cell run twice trains once. :func:`.train.fit` asks this module before it
+trains and stores what it trained afterwards.
+
+The key is a SHA-256 of everything that decides the parameters: the model's
+:class:`.model.Config`, the task, the seed, the number of steps, the batch size,
+the optimiser's settings (learning rate, warm-up, weight decay, schedule), the
+checkpoints, the starting parameters of a fine-tune, RoPE's rescaled
+frequencies and logit scale, the training text, the source of the lab's code
+(every ``.py`` file of ``posenc_helpers/lab`` and the helpers it imports), the
+platform, the number of cores, ``XLA_FLAGS``, and the versions of jax, jaxlib,
+optax and numpy. A change to any of them is another key, so a stale model is
+never read.
+
+The cache lives outside the repository: ``$POSENC_MODEL_CACHE`` if set
+(``"off"`` or empty: no cache), else ``$XDG_CACHE_HOME/posenc_helpers/models``,
+else ``~/.cache/posenc_helpers/models``; ``make clean`` empties it. Each entry
+is one ``.npz`` file written atomically, holding its own key and a SHA-256 of
+its arrays; an entry that cannot be read, or whose key or checksum disagrees,
+is trained again and overwritten, never trusted.
+
+>>> from posenc_helpers.lab import cache
+>>> cache.key_of({"a": 1}) == cache.key_of({"a": 1}) != cache.key_of({"a": 2})
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import json
+import os
+import platform
+import tempfile
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["ENV", "directory", "key_of", "code_version", "environment", "load", "store", "clear", "flatten", "unflatten"]
+
+#: The environment variable that moves (or, set to "off", disables) the model cache.
+ENV = "POSENC_MODEL_CACHE"
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def directory() -> Path | None:
+    """The cache's folder, or None when it is off (read at every call, so a test can move it).
+
+    >>> import os
+    >>> old = os.environ.get(ENV)
+    >>> os.environ[ENV] = "off"; directory() is None
+    True
+    >>> os.environ[ENV] = "/tmp/somewhere"; str(directory())
+    '/tmp/somewhere'
+    >>> _ = os.environ.pop(ENV) if old is None else os.environ.__setitem__(ENV, old)
+    """
+    chosen = os.environ.get(ENV)
+    if chosen is not None:
+        return None if chosen.strip().lower() in ("", "off") else Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "posenc_helpers" / "models"
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    """SHA-256 of the code that decides a lab model's parameters: the lab's modules and the helpers they import."""
+    files = sorted((_PACKAGE / "lab").glob("*.py")) + [
+        _PACKAGE / name for name in ("core.py", "scaling.py", "_validate.py", "attention.py")
+    ]
+    digest = hashlib.sha256()
+    for path in files:
+        if path.is_file():
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def environment() -> dict:
+    """What the machine adds to the key: platform, cores, XLA's flags and the numeric libraries' versions."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = {}
+    for name in ("jax", "jaxlib", "optax", "numpy"):
+        try:
+            versions[name] = version(name)
+        except PackageNotFoundError:  # pragma: no cover - the lab needs all four
+            versions[name] = None
+    return {
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "python": platform.python_version(),
+        "cores": os.cpu_count(),
+        "xla_flags": os.environ.get("XLA_FLAGS", ""),
+        "versions": versions,
+    }
+
+
+def _digest_arrays(arrays: dict) -> str:
+    digest = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        digest.update(name.encode())
+        digest.update(str(a.dtype).encode())
+        digest.update(str(a.shape).encode())
+        digest.update(a.tobytes())
+    return digest.hexdigest()
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (np.generic,)):
+        return x.item()
+    if hasattr(x, "shape") and hasattr(x, "dtype"):  # an array: its bytes, not its repr
+        return {"sha256": _digest_arrays({"": np.asarray(x)})}
+    if isinstance(x, float):
+        return repr(x)  # every digit: 1e-3 and 0.001 are one key, 0.1 + 0.2 another
+    return x
+
+
+def key_of(material: dict) -> str:
+    """The cache key of ``material`` (what decides the parameters), with the code and the machine added."""
+    full = {"what": _jsonable(material), "code": code_version(), "machine": environment()}
+    return hashlib.sha256(json.dumps(full, sort_keys=True).encode()).hexdigest()
+
+
+def flatten(tree, prefix="") -> dict:
+    """A nested dict/list of arrays as ``{"a/0/b": array}``; :func:`unflatten` inverts it.
+
+    >>> flat = flatten({"w": np.zeros(2), "blocks": [{"g": np.ones(1)}]})
+    >>> sorted(flat)
+    ['blocks/[0]/g', 'w']
+    >>> unflatten(flat)["blocks"][0]["g"]
+    array([1.])
+    """
+    if isinstance(tree, dict):
+        out = {}
+        for k, v in tree.items():
+            if "/" in str(k) or str(k).startswith("["):
+                raise ValueError(f"a parameter name may not contain '/' or start with '[', got {k!r}")
+            out.update(flatten(v, f"{prefix}{k}/"))
+        return out
+    if isinstance(tree, (list, tuple)):
+        out = {}
+        for i, v in enumerate(tree):
+            out.update(flatten(v, f"{prefix}[{i}]/"))
+        return out
+    return {prefix.rstrip("/"): np.asarray(tree)}
+
+
+def unflatten(flat: dict):
+    """The nested dict/list that :func:`flatten` made ``flat`` from."""
+    root: dict = {}
+    for name, value in flat.items():
+        parts = name.split("/")
+        node = root
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = value
+
+    def lists(node):
+        if not isinstance(node, dict):
+            return node
+        if node and all(k.startswith("[") for k in node):
+            return [lists(node[f"[{i}]"]) for i in range(len(node))]
+        return {k: lists(v) for k, v in node.items()}
+
+    return lists(root)
+
+
+def _path(key: str) -> Path | None:
+    folder = directory()
+    return None if folder is None else folder / f"{key}.npz"
+
+
+def load(key: str) -> dict | None:
+    """The entry stored under ``key``: ``{name: nested arrays}`` as :func:`store` got it, or None.
+
+    None when the cache is off, the entry is missing, or it cannot be trusted
+    (unreadable, truncated, another key, or arrays whose checksum disagrees);
+    an untrusted entry is removed, with a warning, so the caller trains again.
+    """
+    path = _path(key)
+    if path is None or not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in data.files if name != "__meta__"}
+            meta = json.loads(bytes(data["__meta__"]).decode())
+        if meta.get("key") != key or meta.get("sha256") != _digest_arrays(arrays):
+            raise ValueError("its key or checksum disagrees")
+    except Exception as error:  # noqa: BLE001 - any failure to read means: do not trust it
+        warnings.warn(f"model cache: {path.name} cannot be trusted ({error}); training again", stacklevel=3)
+        path.unlink(missing_ok=True)
+        return None
+    groups: dict = {}
+    for name, a in arrays.items():
+        group, _, rest = name.partition(":")
+        groups.setdefault(group, {})[rest] = a
+    return {group: (unflatten(flat) if "" not in flat else flat[""]) for group, flat in groups.items()}
+
+
+def store(key: str, entry: dict) -> Path | None:
+    """Store ``entry`` (``{name: nested arrays or one array}``) under ``key``, atomically; its path, or None when off."""
+    path = _path(key)
+    if path is None:
+        return None
+    arrays = {}
+    for group, tree in entry.items():
+        if ":" in group:
+            raise ValueError(f"an entry's name may not contain ':', got {group!r}")
+        for name, a in flatten(tree).items():
+            arrays[f"{group}:{name}"] = a
+    meta = json.dumps({"key": key, "sha256": _digest_arrays(arrays)}).encode()
+    buffer = io.BytesIO()
+    np.savez(buffer, __meta__=np.frombuffer(meta, dtype=np.uint8), **arrays)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # write beside the target, then rename: a reader sees the old entry or the whole new one, never a part
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".npz")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(buffer.getvalue())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def clear() -> int:
+    """Remove every entry of the cache; returns how many were removed (0 when it is off or empty)."""
+    folder = directory()
+    if folder is None or not folder.is_dir():
+        return 0
+    removed = 0
+    for path in folder.glob("*.npz"):
+        path.unlink(missing_ok=True)
+        removed += 1
+    for path in folder.glob(".tmp-*"):
+        path.unlink(missing_ok=True)
+    return removed
+
+
+if __name__ == "__main__":  # python -m posenc_helpers.lab.cache --clear
+    import sys
+
+    if sys.argv[1:] == ["--clear"]:
+        print(f"model cache {directory()}: removed {clear()} entries")
+    elif sys.argv[1:] == []:
+        print(directory() or "off")
+    else:
+        raise SystemExit("usage: python -m posenc_helpers.lab.cache [--clear]")

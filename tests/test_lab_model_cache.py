@@ -1,0 +1,209 @@
+"""The lab's model cache: a model read back is bit for bit the model trained, and nothing stale or broken is trusted.
+
+Every test trains tiny models (one layer, width 8, a few steps) into its own
+temporary cache folder (``$POSENC_MODEL_CACHE``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import zipfile
+
+import jax
+import numpy as np
+import pytest
+
+from posenc_helpers import lab
+from posenc_helpers.lab import cache
+from posenc_helpers.lab import text as T
+
+train_module = importlib.import_module("posenc_helpers.lab.train")  # the module (lab.train is the function)
+
+TINY = {"steps": 3, "train_len": 8, "d_model": 8, "heads": 2, "layers": 1, "progress": False}
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache.ENV, str(tmp_path / "models"))
+    return tmp_path / "models"
+
+
+def leaves(tree):
+    return [np.asarray(x) for x in jax.tree_util.tree_leaves(tree)]
+
+
+def same_model(a, b) -> bool:
+    """Bit for bit: every parameter, and the loss history."""
+    pa, pb = leaves(a.params), leaves(b.params)
+    return (
+        len(pa) == len(pb)
+        and all(x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y) for x, y in zip(pa, pb, strict=True))
+        and np.array_equal(a.losses, b.losses)
+    )
+
+
+class NoTraining:
+    """Stands in for the compiled training step: a model read from the cache must not call it."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        raise AssertionError("trained, though the cache holds this model")
+
+
+def test_a_cached_model_is_bit_for_bit_the_one_a_fresh_run_trains(folder, monkeypatch):
+    first = lab.train("alibi", "prev", **TINY)
+    assert len(list(folder.glob("*.npz"))) == 1
+    fresh = lab.train("alibi", "prev", cache=False, **TINY)  # retrained, the cache untouched
+    monkeypatch.setattr(train_module, "_train_chunk", NoTraining())
+    again = lab.train("alibi", "prev", **TINY)  # read back, never trained
+    assert same_model(first, fresh) and same_model(again, fresh)
+    assert again.initial_params is not None and all(
+        np.array_equal(x, y) for x, y in zip(leaves(again.initial_params), leaves(fresh.initial_params), strict=True)
+    )
+
+
+def test_a_fine_tune_and_its_checkpoints_come_back_exactly(folder, monkeypatch):
+    run = lab.train("rope", "prev", **TINY)
+    tuned = lab.finetune(run, length=16, method="pi", steps=4, checkpoints=(2,), progress=False)
+    monkeypatch.setattr(train_module, "_train_chunk", NoTraining())
+    again = lab.finetune(run, length=16, method="pi", steps=4, checkpoints=(2,), progress=False)
+    assert sorted(tuned) == sorted(again) == [2, 4]
+    assert all(same_model(tuned[n], again[n]) for n in (2, 4))
+
+
+def test_a_text_model_is_cached_too(folder, monkeypatch):
+    first = T.train("alibi", steps=2, train_len=8, d_model=8, heads=2, layers=1, progress=False)
+    monkeypatch.setattr(train_module, "_train_chunk", NoTraining())
+    again = T.train("alibi", steps=2, train_len=8, d_model=8, heads=2, layers=1, progress=False)
+    assert same_model(first, again)
+
+
+def test_reading_back_says_so_when_progress_is_on(folder, capsys):
+    lab.train("none", "prev", **TINY)
+    lab.train("none", "prev", **{**TINY, "progress": True})
+    assert "read from the model cache" in capsys.readouterr().out
+
+
+#: Settings that each decide the parameters: changing any one must give another model, never the cached one.
+CHANGES = {
+    "seed": {"seed": 1},
+    "steps": {"steps": 4},
+    "lr": {"lr": 2e-3},
+    "batch": {"batch": 16},
+    "width": {"d_model": 16},
+    "train_len": {"train_len": 12},
+    "a scheme option": {"t5_buckets": 6},
+}
+
+
+def models_served_stale(train_fn) -> list[str]:
+    """The settings of CHANGES for which ``train_fn`` returned the cached base model instead of a new one."""
+    base = train_fn(**TINY)
+    stale = []
+    for name, change in CHANGES.items():
+        other = train_fn(**{**TINY, **change})
+        if same_model(other, base):
+            stale.append(name)
+    return stale
+
+
+def train_t5(**kw):
+    return lab.train("t5", "prev", **{"t5_buckets": 8, **kw})  # 8 buckets: the tiny L = 8 reaches them
+
+
+def test_every_setting_that_decides_the_model_is_in_the_key(folder):
+    assert models_served_stale(train_t5) == []
+
+
+def test_the_check_catches_a_key_that_forgets_the_seed(folder, monkeypatch):
+    # the planted defect: a key without the seed serves seed 0's model for seed 1
+    real = cache.key_of
+
+    def forgetful(material):
+        return real({k: v for k, v in material.items() if k != "seed"})
+
+    monkeypatch.setattr(cache, "key_of", forgetful)
+    assert models_served_stale(train_t5) == ["seed"]
+
+
+def test_the_code_and_the_machine_are_in_the_key(monkeypatch):
+    material = {"seed": 0}
+    key = cache.key_of(material)
+    monkeypatch.setattr(cache, "code_version", lambda: "another version of the lab")
+    assert cache.key_of(material) != key
+    monkeypatch.undo()
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false --another-flag")
+    assert cache.key_of(material) != key
+    machine = cache.environment()
+    assert {"platform", "machine", "cores", "xla_flags"} <= machine.keys()
+    assert {"jax", "jaxlib", "optax", "numpy"} <= machine["versions"].keys()
+
+
+def only_entry(folder):
+    (path,) = folder.glob("*.npz")
+    return path
+
+
+def test_a_truncated_entry_is_trained_again_not_trusted(folder):
+    first = lab.train("alibi", "prev", **TINY)
+    path = only_entry(folder)
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.warns(UserWarning, match="cannot be trusted"):
+        again = lab.train("alibi", "prev", **TINY)
+    assert same_model(first, again)
+    assert cache.load(path.stem) is not None  # the retrained model replaced the broken entry
+
+
+def test_an_entry_whose_arrays_changed_is_trained_again(folder):
+    first = lab.train("alibi", "prev", **TINY)
+    path = only_entry(folder)
+    with np.load(path) as data:
+        arrays = {name: data[name] for name in data.files}
+    name = next(n for n in arrays if n.startswith("params:"))
+    arrays[name] = arrays[name] + 1.0  # a readable file whose numbers are not the stored ones
+    with zipfile.ZipFile(path, "w") as z:  # rewrite as np.savez does, keeping the stored checksum
+        for n, a in arrays.items():
+            with z.open(f"{n}.npy", "w") as f:
+                np.lib.format.write_array(f, a)
+    with pytest.warns(UserWarning, match="key or checksum"):
+        again = lab.train("alibi", "prev", **TINY)
+    assert same_model(first, again)
+
+
+def test_off_stores_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv(cache.ENV, "off")
+    assert cache.directory() is None
+    lab.train("alibi", "prev", **TINY)
+    assert cache.store("k", {"x": np.zeros(1)}) is None and cache.load("k") is None
+
+
+def test_the_default_folder_is_the_users_cache_outside_the_repository(monkeypatch, tmp_path):
+    monkeypatch.delenv(cache.ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache.directory() == tmp_path / "posenc_helpers" / "models"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    root = cache._PACKAGE.parent
+    assert root not in cache.directory().parents
+
+
+def test_clear_empties_the_cache(folder):
+    lab.train("alibi", "prev", **TINY)
+    lab.train("none", "prev", **TINY)
+    assert cache.clear() == 2 and not list(folder.glob("*.npz"))
+
+
+def test_cache_must_be_a_boolean(folder):
+    with pytest.raises(TypeError, match="cache must be True or False, got 'yes'"):
+        lab.train("alibi", "prev", cache="yes", **TINY)
+
+
+def test_flatten_and_unflatten_are_inverse():
+    tree = {"embed": np.arange(3.0), "blocks": [{"ln": {"gain": np.ones(2)}}, {"ln": {"gain": np.zeros(2)}}]}
+    back = cache.unflatten(cache.flatten(tree))
+    assert back.keys() == tree.keys() and isinstance(back["blocks"], list) and len(back["blocks"]) == 2
+    assert np.array_equal(back["blocks"][1]["ln"]["gain"], np.zeros(2))
+    with pytest.raises(ValueError, match="may not contain '/'"):
+        cache.flatten({"a/b": np.zeros(1)})

@@ -9,10 +9,11 @@ and at every factor in :data:`FACTORS`, and after a brief fine-tune at 4L
 (:func:`attention_numbers`) and how far a learned table moved
 (:func:`table_numbers`). ``make lab-results`` runs it for :data:`SEEDS` and
 writes ``posenc_helpers/lab/results.json``, which notebooks 12 and 13 and the
-slider demo read, so none of them trains for it. The seed test
-(tests/test_lab_claims.py) trains the same models, headline and extra tasks, for
-the two held-out seeds :data:`HELD_OUT` (:func:`held_out_sweep`), in the same
-kind of pool, with the same functions.
+slider demo read, so none of them trains for it. ``make lab-heldout`` trains
+the same models, headline and extra tasks, for the two held-out seeds
+:data:`HELD_OUT` (:func:`held_out_sweep`), in the same kind of pool, with the
+same functions, and writes ``results_heldout.json``, which no notebook reads:
+the seed test (tests/test_lab_claims.py) checks every claim of 12 and 13 on it.
 
 Both sweeps train their models in a pool of worker processes (:func:`pool_map`,
 one per core by default, each with one XLA thread), so two cores train two
@@ -38,6 +39,7 @@ __all__ = [
     "EXTRA_LENGTHS", "EXTRA_BUDGETS", "EXTRA_PATH", "extra_run", "extra_sweep", "save_extra", "load_extra",
     "pool_map", "sweep_row", "XLA_ONE_THREAD", "HELD_OUT", "held_out_sweep", "EXTRA_SEEDS", "FINETUNE_FACTOR", "FINETUNE_STEPS",
     "FINETUNE_METHODS", "ATTENTION_LENGTHS", "evaluate_run", "finetuned", "attention_numbers", "table_numbers", "head_numbers",
+    "HELD_OUT_PATH", "save_held_out", "load_held_out",
 ]
 
 #: The XLA flag each worker process gets: one compute thread, so n workers use n cores without fighting.
@@ -506,6 +508,58 @@ def load_extra(path=EXTRA_PATH) -> dict:
     }
 
 
+#: The held-out seeds' rows (``make lab-heldout``): the seed test's, read by no notebook.
+HELD_OUT_PATH = Path(__file__).with_name("results_heldout.json")
+
+
+def save_held_out(head, extra, path=HELD_OUT_PATH, *, seconds=None) -> None:
+    """Write :func:`held_out_sweep`'s two tables as one JSON file (NaN becomes null), as the sweeps' files keep them."""
+    from .tasks import RECALL_PAIRS
+
+    seeds = sorted({seed for seed, _, _ in head} | {seed for seed, _, _ in extra})
+    doc = {
+        "about": "the held-out seeds' rows, headline and extra tasks, which only the seed test reads; "
+        "regenerate with `make lab-heldout`",
+        "defaults": dict(DEFAULTS),
+        "lengths": list(SWEEP_LENGTHS),
+        "extra_lengths": list(EXTRA_LENGTHS),
+        "budgets": EXTRA_BUDGETS,
+        "recall_pairs": RECALL_PAIRS,
+        "seeds": seeds,
+        "finetune": {"factor": FINETUNE_FACTOR, "steps": list(FINETUNE_STEPS), **FINETUNE},
+        "versions": _versions(),
+        "seconds": seconds,
+        "rows": _rows(head, TASKS),
+        "extra_rows": _rows(extra, list(EXTRA_BUDGETS)),
+    }
+    Path(path).write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def load_held_out(path=HELD_OUT_PATH) -> tuple[dict, dict]:
+    """The stored held-out rows as ``(sweep, extra)``, in the form :func:`load` and :func:`load_extra` give.
+
+    >>> head, more = load_held_out()
+    >>> head["seeds"], more["seeds"], head["table"][(11, "prev", "alibi")]["accuracy"].shape
+    ((11, 12), (11, 12), (8,))
+    """
+    doc = json.loads(Path(path).read_text())
+    seeds = tuple(doc["seeds"])
+    head = {"lengths": np.array(doc["lengths"]), "seeds": seeds, "finetune": doc["finetune"], "table": _table(doc)}
+    more = {
+        "lengths": np.array(doc["extra_lengths"]), "seeds": seeds, "budgets": doc["budgets"],
+        "recall_pairs": doc["recall_pairs"], "table": _table({"rows": doc["extra_rows"]}),
+    }
+    return head, more
+
+
+def main_held_out(seeds=HELD_OUT) -> None:
+    start = time.perf_counter()
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()}", flush=True)
+    head, extra = held_out_sweep(seeds)
+    save_held_out(head, extra, seconds=round(time.perf_counter() - start))
+    print(f"wrote {HELD_OUT_PATH} in {time.perf_counter() - start:.0f} s, load average {os.getloadavg()}")
+
+
 def main_extra(seeds=EXTRA_SEEDS) -> None:
     start = time.perf_counter()
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()}", flush=True)
@@ -527,5 +581,7 @@ if __name__ == "__main__":
 
     if "--extra" in sys.argv[1:]:
         main_extra()
+    elif "--held-out" in sys.argv[1:]:
+        main_held_out()
     else:
         main()

@@ -13,7 +13,8 @@ position, in bits per character. Taught in notebooks/15-lab-on-real-text.ipynb.
 ``python -m posenc_helpers.lab.text`` runs the sweep (every scheme, several
 seeds, two worker processes; each RoPE model also briefly fine-tuned at 4L,
 see :func:`finetune`) and writes ``text_results.json``; ``--rope-only``
-recomputes the RoPE rows and keeps the others.
+recomputes the RoPE rows and keeps the others; ``--held-out`` trains the same
+rows for :data:`HELD_OUT_SEED` and writes ``text_results_heldout.json``.
 
 >>> len(VOCAB), decode(encode("To be, or not to be")) == "To be, or not to be"
 (73, True)
@@ -48,12 +49,14 @@ __all__ = [
     "TEXT_PATH", "RESULTS_PATH", "VOCAB", "DEFAULTS", "SEEDS", "TEXT_SCHEMES", "HELD_OUT_SEED", "FACTORS", "METHODS",
     "YARN_BETA", "TextRun", "text", "encode", "decode", "split", "batch", "unigram_bits", "train", "bits_per_char",
     "loss_by_position", "generate", "rope_omega", "finetune", "finetune_bits", "FINETUNE_LEN", "FINETUNE_STEPS", "sweep_row",
-    "sweep", "save", "load", "main",
+    "sweep", "save", "load", "main", "HELD_OUT_PATH",
 ]
 
 HERE = pathlib.Path(__file__).parent
 TEXT_PATH = HERE / "data" / "tragedies.txt"
 RESULTS_PATH = HERE / "text_results.json"
+#: The held-out seed's rows (``--held-out``, run by ``make lab-heldout``): the seed test's, read by no notebook.
+HELD_OUT_PATH = HERE / "text_results_heldout.json"
 
 #: The budget every scheme gets (its cost per model: train_seconds_cpu in the results file).
 DEFAULTS = {"train_len": 64, "steps": 2500, "batch": 32, "lr": 3e-3, "d_model": 64, "heads": 4, "layers": 2}
@@ -212,6 +215,7 @@ def train(
     heads=DEFAULTS["heads"],
     layers=DEFAULTS["layers"],
     corpus=None,
+    cache=True,
 ) -> TextRun:
     """Train a character-level language model with ``scheme`` on the training text; returns a Run.
 
@@ -221,7 +225,9 @@ def train(
     ``corpus``: None trains on the shipped tragedies; a string (the text itself)
     or a ``pathlib.Path`` (a UTF-8 file) trains on its first 90 %, and the
     run is read on its last 10 %. Its characters must all be in :data:`VOCAB`
-    and it needs at least 10 × (train_len + 1) of them.
+    and it needs at least 10 × (train_len + 1) of them. ``cache=False`` trains
+    even when the model cache (:mod:`.cache`) holds this model; by default a
+    model trained before with the same settings, text, code and machine is read from it.
 
     >>> run = train("alibi", steps=10, train_len=16, progress=False)
     >>> run.task, run.losses.shape, run.params["embed"].shape
@@ -244,7 +250,7 @@ def train(
     )
     params, losses = fit(
         config, "text", seed=seed, steps=steps, batch=batch, lr=lr, progress=progress,
-        text=train_ids, desc=f"{scheme} on text",
+        text=train_ids, desc=f"{scheme} on text", cache=cache,
     )
     return TextRun(
         scheme, "text", train_len, params, losses, config, seed, steps,
@@ -277,7 +283,7 @@ def rope_omega(run, method, factor) -> tuple[np.ndarray, float]:
     return omega, scale
 
 
-def finetune(run, *, length, method=None, steps=FINETUNE_STEPS, seed=0, progress=True) -> TextRun:
+def finetune(run, *, length, method=None, steps=FINETUNE_STEPS, seed=0, progress=True, cache=True) -> TextRun:
     """Continue training a RoPE text ``run`` on windows of ``length`` characters, RoPE rescaled; a new run.
 
     The papers' regime in miniature: rescale the frequencies for s = length / L
@@ -288,6 +294,7 @@ def finetune(run, *, length, method=None, steps=FINETUNE_STEPS, seed=0, progress
     The new run keeps ``train_len`` = L and remembers ``method``, ``factor`` = s
     and ``finetune_len``, so ``bits_per_char(ft, lengths)`` reads it with that
     same rescaling at every length. ``ft.initial_params`` is ``run.params``.
+    ``cache`` as in :func:`.train.fit`: by default a fine-tune run before is read back.
 
     >>> run = train("rope", steps=10, train_len=16, progress=False)
     >>> ft = finetune(run, length=64, method="yarn", steps=2, progress=False)
@@ -313,6 +320,7 @@ def finetune(run, *, length, method=None, steps=FINETUNE_STEPS, seed=0, progress
         config, "text", seed=seed, steps=steps, batch=FINETUNE["batch"], lr=FINETUNE["lr"], progress=progress,
         text=split()[0], desc=f"fine-tune {method or 'RoPE'} at {length}", params=run.params, omega=omega,
         logit_scale=scale, warmup=FINETUNE["warmup"], weight_decay=FINETUNE["weight_decay"], constant_lr=True,
+        cache=cache,
     )
     return TextRun(
         run.scheme, "text", run.train_len, params, losses, run.config, seed, steps,
@@ -519,11 +527,12 @@ def sweep(seeds=SEEDS, *, schemes=None, workers=2, log=print) -> dict:
 
     schemes = tuple(schemes or _schemes())
     jobs = [(s, seed) for seed in seeds for s in schemes]
-    # one thread per worker, so two workers use two cores without fighting
-    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
+    from .results import _one_thread_worker
+
     w0 = time.perf_counter()
     rows = []
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+    # one XLA thread per worker, so two workers use two cores without fighting (this process's flags stay)
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_one_thread_worker) as pool:
         futures = [pool.submit(_row_job, s, seed) for s, seed in jobs]
         tunes = {}  # (seed, method) -> future: each RoPE row's fine-tunes, as soon as its model exists
         for (s, seed), f in zip(jobs, futures, strict=True):
@@ -629,15 +638,25 @@ def rope_rows(table, *, workers=2, log=print) -> dict:
 
 
 def main(argv=None) -> None:
-    """``python -m posenc_helpers.lab.text [WORKERS] [--rope-only]``: the sweep, written to RESULTS_PATH.
+    """``python -m posenc_helpers.lab.text [WORKERS] [--rope-only | --held-out]``: the sweep, written to RESULTS_PATH.
 
     ``--rope-only`` recomputes the RoPE rows (with their fine-tunes) and keeps
-    every other row of the shipped file; without it, everything is retrained.
+    every other row of the shipped file; ``--held-out`` trains every row for
+    :data:`HELD_OUT_SEED` and writes HELD_OUT_PATH; without either, everything
+    is retrained.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     rope_only = "--rope-only" in argv
-    argv = [a for a in argv if a != "--rope-only"]
+    held_out = "--held-out" in argv
+    argv = [a for a in argv if a not in ("--rope-only", "--held-out")]
+    if rope_only and held_out:
+        raise SystemExit("--rope-only and --held-out exclude each other")
     workers = int(argv[0]) if argv else 2
+    if held_out:
+        table = sweep(seeds=(HELD_OUT_SEED,), workers=workers)
+        save(table, HELD_OUT_PATH)
+        print(f"wrote {HELD_OUT_PATH} in {table['sweep_seconds_wall']} s, load average {table['load_average']}")
+        return
     if rope_only:
         table = rope_rows(json.loads(RESULTS_PATH.read_text()), workers=workers)
         seconds, load_average = table["rope_rows_seconds_wall"], table["rope_rows_load_average"]

@@ -22,8 +22,8 @@ CONSTRAINTS := $(VENV)/constraints.txt
 LAB_FLAGS := $(ROOT_FLAG) --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 
-.PHONY: install install-lessons install-lab install-book lessons lab test lint lock lock-check binder book notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text \
-        present citation clean
+.PHONY: install install-lessons install-lab install-book lessons lab test test-fast test-all lint lock lock-check binder book \
+        notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text lab-heldout present citation clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -93,8 +93,24 @@ lab: $(VENV)/.installed-lab
 lessons: $(VENV)/.installed-lessons
 	$(VENV)/bin/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
 
-# Lint first, then the lock check, then every test (unit, doctests, nbval, browser, book).
+# Lint first, then the lock check, then every test but the full retraining: unit, property and
+# doctests, every notebook under nbval, the lessons without JAX, the book, the browser, the claims on
+# the stored held-out rows and a sample of rows retrained (the README gives its measured time).
 test: $(VENV)/.installed
+	@$(MAKE) --no-print-directory lint
+	@$(MAKE) --no-print-directory lock-check
+	$(PY) -m pytest -m "not full"
+
+# The contributor's loop: lint, unit, property and doctests, lessons 00-11 and 14 under nbval; no lab
+# training, no browser (CONTRIBUTING.md gives its measured time).
+test-fast: $(VENV)/.installed
+	@$(MAKE) --no-print-directory lint
+	$(PY) -m pytest -m "not slow and not browser"
+
+# Everything make test runs, and the tests marked `full`: the held-out seeds and the text lab's
+# held-out seed retrained and compared with the stored rows (before a release, after any change to
+# posenc_helpers/lab; CONTRIBUTING.md gives its measured time).
+test-all: $(VENV)/.installed
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory lock-check
 	$(PY) -m pytest
@@ -166,6 +182,13 @@ lab-results-extra: $(VENV)/.installed
 lab-text: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.text
 
+# Regenerate the held-out seeds' rows, which only the seed test reads: posenc_helpers/lab/results_heldout.json
+# (the headline and extra tasks for results.HELD_OUT, as the sweeps train them) and
+# posenc_helpers/lab/text_results_heldout.json (the text lab's HELD_OUT_SEED).
+lab-heldout: $(VENV)/.installed
+	$(PY) -m posenc_helpers.lab.results --held-out
+	$(PY) -m posenc_helpers.lab.text --held-out
+
 # Key press to new figure in a real Chromium, per demo (about 5 minutes).
 bench-browser: $(VENV)/.installed
 	$(PY) benchmarks/bench_browser.py
@@ -174,5 +197,11 @@ bench-browser: $(VENV)/.installed
 present: $(VENV)/.installed-present
 	$(PY) -m tools.present $(NB) $(if $(PORT),--port=$(PORT),)
 
+# The lab's model cache (posenc_helpers/lab/cache.py): $POSENC_MODEL_CACHE, else the user's cache folder.
+MODEL_CACHE := $(or $(POSENC_MODEL_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/posenc_helpers/models)
+
+# Remove the environment, the builds, JAX's compilation cache and every model in the model cache.
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info .jax-cache
+	@case "$(MODEL_CACHE)" in off|OFF|Off) ;; *) rm -f "$(MODEL_CACHE)"/*.npz "$(MODEL_CACHE)"/.tmp-*; \
+	  echo "emptied the model cache $(MODEL_CACHE)";; esac

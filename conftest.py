@@ -1,0 +1,51 @@
+"""What every pytest run of the project shares: the markers of the notebooks that train, and one run of the lessons.
+
+Three targets select from the same tests (see CONTRIBUTING.md):
+
+- ``make test-fast``: ``-m "not slow and not browser"``, no lab training;
+- ``make test``: ``-m "not full"``, every notebook, the browser, the book;
+- ``make test-all``: everything, with the tests marked ``full`` that retrain
+  whole sweeps' rows (the held-out seeds, the text lab's held-out seed).
+
+The nbval items of the notebooks that train models (12, 13, 15) are marked
+``slow`` here, since nbval's items take no marker of their own. When
+``tests/test_no_jax.py`` runs the lessons under nbval with JAX blocked, the
+same lessons' nbval items of this run are deselected, so that each lesson is
+executed once per run, in the stricter setting.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+#: The notebooks that train lab models live (their nbval items are slow).
+TRAINING_NOTEBOOKS = ("12-", "13-", "15-")
+
+#: The test that runs every lesson under nbval with JAX blocked.
+NO_JAX_LESSONS = "tests/test_no_jax.py::test_every_lesson_passes_nbval_without_jax"
+
+
+def _notebook(item) -> Path | None:
+    path = Path(str(item.fspath))
+    return path if path.suffix == ".ipynb" else None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(session, config, items):
+    # before -m selects: nbval's items of the training notebooks become slow
+    for item in items:
+        path = _notebook(item)
+        if path is not None and path.name.startswith(TRAINING_NOTEBOOKS):
+            item.add_marker(pytest.mark.slow)
+    result = yield
+    # after -m and -k have selected: a lesson that the no-JAX run executes is not executed here too
+    runner = next((item for item in items if item.nodeid == NO_JAX_LESSONS), None)
+    if runner is not None:
+        taken = {p.resolve() for p in runner.module.lessons()}
+        twice = [item for item in items if _notebook(item) is not None and _notebook(item).resolve() in taken]
+        if twice:
+            config.hook.pytest_deselected(items=twice)
+            items[:] = [item for item in items if item not in twice]
+    return result

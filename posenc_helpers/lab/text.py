@@ -357,9 +357,9 @@ def _window_nll(run, T, method) -> np.ndarray:
     out = []
     for i in range(0, n, size):
         tk, tg = tokens[i : i + size], target[i : i + size]
-        pad = size - tk.shape[0]  # one batch shape per T: pad the last batch, then drop the padding
+        pad = size - tk.shape[0]  # one batch shape per T: pad the last batch (repeating its last window), then drop the padding
         if pad:
-            tk, tg = np.concatenate([tk, tk[:pad]]), np.concatenate([tg, tg[:pad]])
+            tk, tg = np.concatenate([tk, np.repeat(tk[-1:], pad, axis=0)]), np.concatenate([tg, np.repeat(tg[-1:], pad, axis=0)])
         nll = _nll(
             run.params, jnp.asarray(tk), jnp.asarray(tg), jnp.asarray(omega, jnp.float32),
             jnp.float32(scale), config=config,

@@ -314,10 +314,7 @@ class Server:
 
     def _stop_group(self, timeout: float) -> None:
         if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+            posenc_lifetime.terminate(self.process.pid)
             try:
                 self.process.wait(timeout)
             except subprocess.TimeoutExpired:

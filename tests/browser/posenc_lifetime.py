@@ -36,6 +36,7 @@ from pathlib import Path
 PR_SET_PDEATHSIG = 1
 
 _TRACKED: set[int] = set()  # process-group ids (= pids) of the running servers
+_TERMINATED: set[int] = set()  # the groups already sent SIGTERM
 _STATE: dict = {"previous": None, "installed": False, "stopping": False, "atexit": False}
 
 
@@ -87,24 +88,32 @@ def parent_death_preexec(sig: int = signal.SIGTERM) -> Callable[[], None] | None
 # --------------------------------------------------------------------------- SIGTERM while a server runs
 
 
-def _signal_groups(sig: int) -> None:
-    for group in list(_TRACKED):
-        try:
-            os.killpg(group, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+def terminate(group: int) -> None:
+    """Send SIGTERM to a server's process group, once: a second one restarts Jupyter's shutdown midway."""
+    if group in _TERMINATED:
+        return
+    _TERMINATED.add(group)
+    try:
+        os.killpg(group, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _on_sigterm(signum, frame) -> None:
     """Start every server's shutdown now; the first time, also unwind the run so teardown runs."""
-    _signal_groups(signal.SIGTERM)
+    for group in list(_TRACKED):
+        terminate(group)
     if not _STATE["stopping"]:
         _STATE["stopping"] = True
         raise RunStopped("stopped by SIGTERM: the servers are being shut down")
 
 
 def _kill_left_groups() -> None:
-    _signal_groups(signal.SIGKILL)
+    for group in list(_TRACKED):
+        try:
+            os.killpg(group, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def track(pid: int) -> None:
@@ -124,6 +133,7 @@ def track(pid: int) -> None:
 def forget(pid: int) -> None:
     """The server is stopped; after the last one, SIGTERM does what it did before."""
     _TRACKED.discard(pid)
+    _TERMINATED.discard(pid)
     if _TRACKED or not _STATE["installed"]:
         return
     try:

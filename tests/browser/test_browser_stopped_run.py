@@ -15,7 +15,8 @@ accepts a connection within GONE_WITHIN_S of the child's exit.
 * SIGKILL: no teardown can run; the servers' parent-death signal stops them.
 
 Whatever happens, the test then kills what is left of the tree, so a failure
-here leaves nothing behind either. Linux only (it reads /proc).
+here leaves nothing behind either. Linux only (it reads /proc); skipped in
+benchmark mode (``make bench-browser``), which measures latency only.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
     pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from Linux's /proc"),
+    pytest.mark.skipif(pb.bench_mode(), reason="a benchmark run (POSENC_BENCH=1) measures latency; make test stops a run"),
 ]
 
 HOLD = Path(__file__).with_name("hold_servers.py")

@@ -187,7 +187,7 @@ def command_line(pid: int) -> str:
         return ""
 
 
-def kill_survivors(tree: dict[int, int], sig: int = signal.SIGKILL) -> list[int]:
+def kill_survivors(tree: dict[int, int], sig: int = getattr(signal, "SIGKILL", signal.SIGTERM)) -> list[int]:
     """Send ``sig`` to every process of ``tree`` still alive; return their pids."""
     survivors = [pid for pid, start in tree.items() if alive(pid, start)]
     for pid in survivors:

@@ -97,7 +97,7 @@ def left_behind(tree: dict[int, int], ports: list[int]) -> list[str]:
     return running + [f"port {port} accepts connections" for port in ports if accepts(port)]
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, getattr(signal, "SIGKILL", None)], ids=["SIGTERM", "SIGKILL"])
 def test_a_stopped_run_leaves_no_server_behind(sig, tmp_path, browser_required):
     child, record, log = start_child(tmp_path)
     tree: dict[int, int] = {}

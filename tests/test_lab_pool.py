@@ -5,8 +5,19 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import pytest
 
-from posenc_helpers.lab import results
+from posenc_helpers import lab
+from posenc_helpers.lab import cache, results
+
+#: A tiny model (one layer, width 16, three steps): the pool's point is its numbers, not the model's quality.
+TINY = {"train_len": 8, "d_model": 16, "heads": 2, "layers": 1, "steps": 3, "progress": False}
+
+
+def tiny_numbers(scheme, seed):
+    """Train a tiny model and score it, as a sweep's job does: its losses, and its accuracy in and past L."""
+    run = lab.train(scheme, "prev", seed=seed, cache=False, **TINY)  # trained here, never read from the model cache
+    return run.losses, lab.accuracy(run, [8, 16]), lab.accuracy(run, [16], positions="beyond")
 
 
 def test_pool_map_keeps_job_order_and_reports_each_result():
@@ -21,7 +32,21 @@ def test_each_worker_runs_xla_with_one_thread():
     assert all(results.XLA_ONE_THREAD in f for f in flags)
 
 
-def test_a_sweep_in_the_pool_matches_one_in_this_process():
+def test_training_in_the_pool_gives_the_numbers_of_this_process():
+    jobs = [("alibi", 0), ("none", 1)]
+    pooled = results.pool_map(tiny_numbers, jobs, workers=2)
+    local = [tiny_numbers(*job) for job in jobs]
+    for (scheme, _), got, want in zip(jobs, pooled, local, strict=True):
+        for a, b in zip(got, want, strict=True):
+            # one XLA thread may sum in another order than this process's threads: rounding, not a new model
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=scheme)
+    # and the jobs are told apart: another scheme and seed is another model
+    assert not np.array_equal(pooled[0][0], pooled[1][0])
+
+
+@pytest.mark.slow  # trains four full-size models (two in spawned workers) and scores each at every sweep length
+def test_a_sweep_in_the_pool_matches_one_in_this_process(monkeypatch):
+    monkeypatch.setenv(cache.ENV, "off")  # both sweeps train (the workers inherit it), neither reads the other's models
     kw = {"seeds": (0,), "tasks": ("prev",), "schemes": ("alibi", "none"), "steps": 50}
     pooled = results.sweep(workers=2, **kw)
     local = results.sweep(workers=1, **kw)

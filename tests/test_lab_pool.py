@@ -14,34 +14,50 @@ from posenc_helpers.lab import cache, results
 TINY = {"train_len": 8, "d_model": 16, "heads": 2, "layers": 1, "steps": 3, "progress": False}
 
 
-def tiny_numbers(scheme, seed):
-    """Train a tiny model and score it, as a sweep's job does: its losses, and its accuracy in and past L."""
+def tiny_job(scheme, seed):
+    """Train a tiny model and score it, as a sweep's job does; also the worker's XLA flags."""
     run = lab.train(scheme, "prev", seed=seed, cache=False, **TINY)  # trained here, never read from the model cache
-    return run.losses, lab.accuracy(run, [8, 16]), lab.accuracy(run, [16], positions="beyond")
+    numbers = (run.losses, lab.accuracy(run, [8, 16]), lab.accuracy(run, [16], positions="beyond"))
+    return os.environ.get("XLA_FLAGS", ""), numbers
 
 
-def test_pool_map_keeps_job_order_and_reports_each_result():
+#: Three jobs for two workers, so one worker runs two; each job is another model.
+JOBS = [("alibi", 0), ("none", 1), ("alibi", 2)]
+
+
+@pytest.fixture(scope="module")
+def pooled():
+    """One pool for this module's checks (spawning workers, each importing JAX, is the slow part)."""
     seen = []
-    out = results.pool_map(pow, [(2, 3), (3, 2), (5, 1)], workers=2, on_result=lambda i, r: seen.append((i, r)))
-    assert out == [8, 9, 5]
-    assert seen == [(0, 8), (1, 9), (2, 5)]
+    out = results.pool_map(tiny_job, JOBS, workers=2, on_result=lambda i, r: seen.append(i))
+    return out, seen
 
 
-def test_each_worker_runs_xla_with_one_thread():
-    flags = results.pool_map(os.getenv, [("XLA_FLAGS",), ("XLA_FLAGS",)], workers=2)
-    assert all(results.XLA_ONE_THREAD in f for f in flags)
+def test_pool_map_keeps_job_order_and_reports_each_result(pooled):
+    out, seen = pooled
+    assert seen == [0, 1, 2] and len(out) == 3
+    losses = [numbers[0] for _, numbers in out]
+    assert all(not np.array_equal(a, b) for i, a in enumerate(losses) for b in losses[i + 1 :])  # three models
 
 
-def test_training_in_the_pool_gives_the_numbers_of_this_process():
-    jobs = [("alibi", 0), ("none", 1)]
-    pooled = results.pool_map(tiny_numbers, jobs, workers=2)
-    local = [tiny_numbers(*job) for job in jobs]
-    for (scheme, _), got, want in zip(jobs, pooled, local, strict=True):
+def test_each_worker_runs_xla_with_one_thread(pooled):
+    out, _ = pooled
+    assert all(results.XLA_ONE_THREAD in flags for flags, _ in out)
+
+
+def test_training_in_the_pool_gives_the_numbers_of_this_process(pooled):
+    out, _ = pooled
+    for job, (_, got) in zip(JOBS, out, strict=True):
+        _, want = tiny_job(*job)
         for a, b in zip(got, want, strict=True):
             # one XLA thread may sum in another order than this process's threads: rounding, not a new model
-            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=scheme)
-    # and the jobs are told apart: another scheme and seed is another model
-    assert not np.array_equal(pooled[0][0], pooled[1][0])
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=str(job))
+
+
+def test_workers_1_runs_in_this_process_in_job_order():
+    seen = []
+    out = results.pool_map(pow, [(2, 3), (3, 2), (5, 1)], workers=1, on_result=lambda i, r: seen.append((i, r)))
+    assert out == [8, 9, 5] and seen == [(0, 8), (1, 9), (2, 5)]
 
 
 @pytest.mark.slow  # trains four full-size models (two in spawned workers) and scores each at every sweep length

@@ -264,9 +264,10 @@ def accuracy(
     arguments as in :func:`evaluate`.
 
     >>> from posenc_helpers.lab.train import train
-    >>> run = train("learned", "prev", steps=50, progress=False)
-    >>> acc = accuracy(run, [32, 64])
-    >>> bool(np.isnan(acc[1]))              # 64 > 32 table rows: cannot run
+    >>> tiny = dict(train_len=8, d_model=16, heads=2, layers=1)   # a tiny model: one layer, width 16, L = 8
+    >>> run = train("learned", "prev", steps=3, progress=False, **tiny)
+    >>> acc = accuracy(run, [8, 16])
+    >>> bool(np.isnan(acc[1]))              # 16 > 8 table rows: cannot run
     True
     """
     return evaluate(

@@ -229,9 +229,10 @@ def train(
     even when the model cache (:mod:`.cache`) holds this model; by default a
     model trained before with the same settings, text, code and machine is read from it.
 
-    >>> run = train("alibi", steps=10, train_len=16, progress=False)
-    >>> run.task, run.losses.shape, run.params["embed"].shape
-    ('text', (10,), (73, 64))
+    >>> tiny = dict(train_len=8, d_model=16, heads=2, layers=1)   # a tiny model: one layer, width 16, L = 8
+    >>> run = train("alibi", steps=2, progress=False, **tiny)
+    >>> run.task, run.losses.shape, run.params["embed"].shape      # one loss per step; (vocab, d_model)
+    ('text', (2,), (73, 16))
     """
     scheme = check_scheme(scheme)
     if scheme not in TEXT_SCHEMES:
@@ -296,14 +297,15 @@ def finetune(run, *, length, method=None, steps=FINETUNE_STEPS, seed=0, progress
     same rescaling at every length. ``ft.initial_params`` is ``run.params``.
     ``cache`` as in :func:`.train.fit`: by default a fine-tune run before is read back.
 
-    >>> run = train("rope", steps=10, train_len=16, progress=False)
-    >>> ft = finetune(run, length=64, method="yarn", steps=2, progress=False)
+    >>> tiny = dict(train_len=8, d_model=16, heads=2, layers=1)   # a tiny model: one layer, width 16, L = 8
+    >>> run = train("rope", steps=2, progress=False, **tiny)
+    >>> ft = finetune(run, length=32, method="yarn", steps=2, progress=False)
     >>> ft.train_len, ft.finetune_len, ft.method, ft.factor, ft.losses.shape
-    (16, 64, 'yarn', 4.0, (2,))
-    >>> finetune(run, length=16)
+    (8, 32, 'yarn', 4.0, (2,))
+    >>> finetune(run, length=8)
     Traceback (most recent call last):
     ...
-    ValueError: length must exceed the run's training length 16, got 16
+    ValueError: length must exceed the run's training length 8, got 8
     """
     if not isinstance(run, Run) or run.task != "text":
         raise TypeError(
@@ -385,8 +387,9 @@ def bits_per_char(run, lengths, *, method=None) -> np.ndarray:
     its factor) at every length unless ``method`` is given. Perplexity per
     character is 2 ** bits.
 
-    >>> run = train("learned", steps=10, train_len=16, progress=False)
-    >>> bpc = bits_per_char(run, [16, 32])
+    >>> tiny = dict(train_len=8, d_model=16, heads=2, layers=1)   # a tiny model: one layer, width 16, L = 8
+    >>> run = train("learned", steps=2, progress=False, **tiny)
+    >>> bpc = bits_per_char(run, [8, 16])
     >>> bool(np.isnan(bpc[1])), bool(bpc[0] > 0)
     (True, True)
     """
@@ -421,7 +424,8 @@ def generate(run, prompt, n, *, seed=0) -> str:
     length), so every scheme can generate. Seeded: the same seed and machine
     give the same text.
 
-    >>> run = train("rope", steps=10, train_len=16, progress=False)
+    >>> tiny = dict(train_len=8, d_model=16, heads=2, layers=1)   # a tiny model: one layer, width 16, L = 8
+    >>> run = train("rope", steps=2, progress=False, **tiny)
     >>> len(generate(run, "ROMEO.", 5))
     5
     >>> generate(run, "ROMEO. \\u00e9", 5)

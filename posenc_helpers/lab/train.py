@@ -160,9 +160,10 @@ def train(
     (``query_temperature=True`` for ``"rope_nope"``, ``t5_buckets=...``,
     ``pos_std=...``), checked by Config.
 
-    >>> run = train("alibi", "prev", steps=50, progress=False)
-    >>> run.losses.shape, run.params["embed"].shape      # one loss per step; (vocab, d_model)
-    ((50,), (16, 64))
+    >>> tiny = dict(train_len=8, d_model=16, heads=2, layers=1)   # a tiny model: one layer, width 16, L = 8
+    >>> run = train("alibi", "prev", steps=3, progress=False, **tiny)
+    >>> run.losses.shape, run.params["embed"].shape      # one loss per step; (vocab, d_model) = (16, 16)
+    ((3,), (16, 16))
     >>> train("alibi", "prev", steps=0)
     Traceback (most recent call last):
     ...
@@ -210,9 +211,10 @@ def train_all(schemes, task, *, workers=None, progress=True, **options) -> dict:
     training it (the workers' single XLA thread is part of the cache's key,
     so a model trained in this process is a separate entry).
 
-    >>> runs = train_all(["alibi", "none"], "prev", workers=1, steps=2, d_model=8, heads=2, layers=1, progress=False)
+    >>> tiny = dict(train_len=8, d_model=16, heads=2, layers=1)   # a tiny model: one layer, width 16, L = 8
+    >>> runs = train_all(["alibi", "none"], "prev", workers=1, steps=3, progress=False, **tiny)
     >>> sorted(runs), runs["none"].losses.shape
-    (['alibi', 'none'], (2,))
+    (['alibi', 'none'], (3,))
     """
     from .results import pool_map
 
@@ -241,9 +243,9 @@ def train_all(schemes, task, *, workers=None, progress=True, **options) -> dict:
 def initial_params(config, seed) -> dict:
     """The parameters :func:`fit` starts a fresh model of ``config`` from with ``seed`` (before any step).
 
-    >>> config = Config(scheme="learned")
-    >>> start = initial_params(config, 0)
-    >>> run = train("learned", "prev", steps=50, progress=False)
+    >>> tiny = dict(train_len=8, d_model=16, heads=2, layers=1)   # a tiny model: one layer, width 16, L = 8
+    >>> start = initial_params(Config(scheme="learned", **tiny), 0)
+    >>> run = train("learned", "prev", steps=3, progress=False, **tiny)
     >>> bool((start["pos"] == run.initial_params["pos"]).all())
     True
     """
@@ -402,14 +404,15 @@ def finetune(run, *, length, method=None, steps=100, seed=0, progress=True, chec
     counts below ``steps``) it returns ``{n: Run}`` for each checkpoint and for
     ``steps``, from one run: the run at n steps is the n-step fine-tune.
 
-    >>> run = train("rope", "prev", steps=50, progress=False)
-    >>> ft = finetune(run, length=64, method="pi", steps=2, progress=False)
+    >>> tiny = dict(train_len=8, d_model=16, heads=2, layers=1)   # a tiny model: one layer, width 16, L = 8
+    >>> run = train("rope", "prev", steps=3, progress=False, **tiny)
+    >>> ft = finetune(run, length=16, method="pi", steps=2, progress=False)
     >>> ft.train_len, ft.finetune_len, ft.method, ft.factor, ft.losses.shape
-    (32, 64, 'pi', 2.0, (2,))
-    >>> finetune(run, length=32, method="pi")
+    (8, 16, 'pi', 2.0, (2,))
+    >>> finetune(run, length=8, method="pi")
     Traceback (most recent call last):
     ...
-    ValueError: length must exceed the run's training length 32, got 32
+    ValueError: length must exceed the run's training length 8, got 8
     """
     from .evaluate import SCALINGS, rope_scaling
 

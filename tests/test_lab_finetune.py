@@ -21,12 +21,13 @@ from posenc_helpers.lab import model as M
 from posenc_helpers.lab.tasks import make_batch, windows
 from posenc_helpers.lab.train import FINETUNE, fit, initial_params
 
+#: A tiny model (one layer, width 16, L = 8), trained for three steps as in the lab's other tests.
 SMALL = {"train_len": 8, "d_model": 16, "heads": 2, "layers": 1}
 
 
 @pytest.fixture(scope="module")
 def run():
-    return lab.train("rope", "prev", steps=20, seed=1, progress=False, **SMALL)
+    return lab.train("rope", "prev", steps=3, seed=1, progress=False, **SMALL)
 
 
 def adamw_first_step(params, grads, lr, weight_decay):
@@ -195,12 +196,12 @@ def test_bad_finetune_input_names_the_argument(run):
         lab.finetune(run, length=16, steps=0)
     with pytest.raises(ValueError, match="method must be one of 'pi', 'ntk', 'yarn' or None, got 'linear'"):
         lab.finetune(run, length=16, method="linear")
-    alibi = lab.train("alibi", "prev", steps=2, progress=False, **SMALL)
+    alibi = lab.train("alibi", "prev", steps=3, progress=False, **SMALL)
     with pytest.raises(ValueError, match="run must be a RoPE run .* got scheme 'alibi'"):
         lab.finetune(alibi, length=16)
     with pytest.raises(ValueError, match="run is a text model"):
         lab.finetune(dataclasses.replace(run, task="text"), length=16)
-    ft = lab.finetune(run, length=16, steps=1, progress=False)
+    ft = lab.finetune(run, length=16, steps=2, progress=False)
     with pytest.raises(ValueError, match="run is already fine-tuned"):
         lab.finetune(ft, length=32)
     with pytest.raises(TypeError, match="run must be a lab.Run"):
@@ -210,7 +211,7 @@ def test_bad_finetune_input_names_the_argument(run):
 
 
 def test_train_passes_scheme_options_to_config_and_names_an_unknown_one():
-    run = lab.train("rope_nope", "prev", steps=1, progress=False, query_temperature=True)
+    run = lab.train("rope_nope", "prev", steps=1, progress=False, query_temperature=True, **{**SMALL, "layers": 2})
     assert run.config.query_temperature is True and run.config.nope_layers == (1,)
     with pytest.raises(TypeError, match="unknown keyword arguments \\['temperature'\\]"):
         lab.train("rope_nope", "prev", steps=1, progress=False, temperature=True)
@@ -218,11 +219,10 @@ def test_train_passes_scheme_options_to_config_and_names_an_unknown_one():
         lab.train("rope", "prev", steps=1, progress=False, query_temperature=True)
 
 
-def test_a_checkpoint_of_a_longer_finetune_is_the_shorter_finetune():
-    run = lab.train("rope", "prev", steps=50, progress=False)
-    path = lab.finetune(run, length=64, method="ntk", steps=6, checkpoints=(2, 4), progress=False)
+def test_a_checkpoint_of_a_longer_finetune_is_the_shorter_finetune(run):
+    path = lab.finetune(run, length=16, method="ntk", steps=6, checkpoints=(2, 4), progress=False)
     assert sorted(path) == [2, 4, 6] and path[4].steps == 4 and path[4].losses.shape == (4,)
-    alone = lab.finetune(run, length=64, method="ntk", steps=2, progress=False)
+    alone = lab.finetune(run, length=16, method="ntk", steps=2, progress=False, cache=False)
     np.testing.assert_array_equal(path[2].losses, alone.losses)
     for a, b in zip(jax.tree_util.tree_leaves(path[2].params), jax.tree_util.tree_leaves(alone.params), strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, atol=1e-7)

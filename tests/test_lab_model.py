@@ -30,10 +30,15 @@ def tiny(scheme, **kw):
     return M.Config(scheme=scheme, d_model=16, heads=2, layers=1, train_len=8, **kw)
 
 
+#: lab.train's settings for a tiny model (one layer, width 16, L = 8, three steps). The lab's other tests and
+#: doctests train the same, so each scheme's training program is compiled once per session.
+TINY = {"train_len": 8, "d_model": 16, "heads": 2, "layers": 1, "steps": 3}
+
+
 # --- the scheme switch equals the course's helpers -------------------------------------------------
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=10, deadline=None)  # each new shape compiles JAX's operations anew: 10 shapes, not 25
 @given(T=st.integers(1, 12), half=st.integers(1, 6), seed=st.integers(0, 2**16))
 def test_rotate_qk_is_rope_at_each_position(T, half, seed):
     x = np.random.default_rng(seed).normal(size=(2, 3, T, 2 * half)).astype(np.float32)
@@ -293,7 +298,7 @@ def test_odd_head_dim_with_rope_is_refused():
 
 
 def test_learned_past_its_table_cannot_run():
-    run = lab.train("learned", "prev", train_len=8, steps=2, progress=False)
+    run = lab.train("learned", "prev", progress=False, **TINY)
     acc = lab.accuracy(run, [8, 16])
     assert not np.isnan(acc[0]) and np.isnan(acc[1])
     with pytest.raises(ValueError, match=r"8 rows .*length 16"):
@@ -301,20 +306,21 @@ def test_learned_past_its_table_cannot_run():
 
 
 def test_progress_false_prints_nothing(capsys):
-    lab.train("none", "prev", train_len=8, steps=3, progress=False)
+    lab.train("none", "prev", progress=False, cache=False, **TINY)  # trained, not read from the cache
     out = capsys.readouterr()
     assert out.out == "" and out.err == ""
 
 
 def test_progress_true_shows_a_bar(capsys):
-    lab.train("none", "prev", train_len=8, steps=3, progress=True)
+    lab.train("none", "prev", progress=True, cache=False, **TINY)  # a model read from the cache shows no bar
     assert "none on prev" in capsys.readouterr().err
 
 
 def test_same_seed_same_losses_on_one_machine():
-    a = lab.train("rope", "prev", train_len=8, steps=60, seed=3, progress=False)
-    b = lab.train("rope", "prev", train_len=8, steps=60, seed=3, progress=False)
-    c = lab.train("rope", "prev", train_len=8, steps=60, seed=4, progress=False)
+    # cache=False: b must be trained again, not read back from the model cache that a filled
+    a = lab.train("rope", "prev", seed=3, progress=False, cache=False, **TINY)
+    b = lab.train("rope", "prev", seed=3, progress=False, cache=False, **TINY)
+    c = lab.train("rope", "prev", seed=4, progress=False, cache=False, **TINY)
     assert np.array_equal(a.losses, b.losses)
     assert not np.array_equal(a.losses, c.losses)
     assert np.array_equal(lab.accuracy(a, [8, 16]), lab.accuracy(b, [8, 16]))

@@ -115,7 +115,7 @@ def test_t5_defaults_train_every_bucket_and_the_last_one_holds_27_on():
     assert np.array_equal(np.flatnonzero(last == 15), np.arange(0, 299 - 27 + 1))  # distances 27 … 299
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)  # each new shape compiles JAX's operations anew: 10 shapes, not 20
 @given(T=st.integers(2, 24), shift=st.integers(1, 40), seed=st.integers(0, 2**16))
 def test_t5_bias_depends_only_on_the_distance(T, shift, seed):
     # bias[i, j] for a sequence of T tokens is the bias[i + s, j + s] of a longer one: the bias sees only i − j

@@ -7,6 +7,12 @@ Three targets select from the same tests (see CONTRIBUTING.md):
 - ``make test-all``: everything, with the tests marked ``full`` that retrain
   whole sweeps' rows (the held-out seeds, the text lab's held-out seed).
 
+``make test`` runs in two worker processes (pytest-xdist, ``-n 2 --dist
+loadfile``): each file goes whole to one worker, in order, so a notebook's
+cells share their kernel and a module's fixtures are made once. When 12 and 13
+run at once, 13 waits for each model 12 is training and reads it from the
+model cache (:mod:`posenc_helpers.lab.cache` locks a model while it trains).
+
 The nbval items of the notebooks that train models (12, 13, 15) are marked
 ``slow`` here, since nbval's items take no marker of their own. When
 ``tests/test_no_jax.py`` runs the lessons under nbval with JAX blocked, the

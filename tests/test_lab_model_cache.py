@@ -118,15 +118,16 @@ def test_every_setting_that_decides_the_model_is_in_the_key(folder):
     assert models_served_stale(train_t5) == []
 
 
-def test_the_check_catches_a_key_that_forgets_the_seed(folder, monkeypatch):
-    # the planted defect: a key without the seed serves seed 0's model for seed 1
+def test_the_check_catches_a_key_that_forgets_the_learning_rate(folder, monkeypatch):
+    # the planted defect: a key without the learning rate serves the base model for another rate
+    # (the seed cannot be forgotten this way: the key also holds the starting parameters, drawn from the seed)
     real = cache.key_of
 
     def forgetful(material):
-        return real({k: v for k, v in material.items() if k != "seed"})
+        return real({k: v for k, v in material.items() if k != "lr"})
 
     monkeypatch.setattr(cache, "key_of", forgetful)
-    assert models_served_stale(train_t5) == ["seed"]
+    assert models_served_stale(train_t5) == ["lr"]
 
 
 def test_the_code_and_the_machine_are_in_the_key(monkeypatch):
@@ -207,3 +208,23 @@ def test_flatten_and_unflatten_are_inverse():
     assert np.array_equal(back["blocks"][1]["ln"]["gain"], np.zeros(2))
     with pytest.raises(ValueError, match="may not contain '/'"):
         cache.flatten({"a/b": np.zeros(1)})
+
+
+def train_and_tell(folder):
+    """One of two processes asking for the same model at once: did it read the model back? (a pool job)"""
+    import contextlib
+    import io
+    import os
+
+    os.environ[cache.ENV] = folder
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        lab.train("alibi", "prev", **{**TINY, "steps": 60, "progress": True})
+    return "read from the model cache" in out.getvalue()
+
+
+def test_two_processes_asking_for_one_model_train_it_once(folder):
+    from posenc_helpers.lab.results import pool_map
+
+    told = pool_map(train_and_tell, [(str(folder),), (str(folder),)], workers=2)
+    assert sorted(told) == [False, True], "one trains, the other waits for its lock and reads the model back"

@@ -9,7 +9,8 @@ trains and stores what it trained afterwards.
 The key is a SHA-256 of everything that decides the parameters: the model's
 :class:`.model.Config`, the task, the seed, the number of steps, the batch size,
 the optimiser's settings (learning rate, warm-up, weight decay, schedule), the
-checkpoints, the starting parameters of a fine-tune, RoPE's rescaled
+checkpoints, the parameters training starts from (a fresh model's, drawn from
+the seed, or those a fine-tune continues), RoPE's rescaled
 frequencies and logit scale, the training text, the source of the lab's code
 (every ``.py`` file of ``posenc_helpers/lab`` and the helpers it imports), the
 platform, the number of cores, ``XLA_FLAGS``, and the versions of jax, jaxlib,
@@ -30,6 +31,7 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import io
@@ -42,7 +44,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ENV", "directory", "key_of", "code_version", "environment", "load", "store", "clear", "flatten", "unflatten"]
+__all__ = [
+    "ENV", "directory", "key_of", "code_version", "environment", "load", "store", "clear", "flatten", "unflatten", "locked",
+]
 
 #: The environment variable that moves (or, set to "off", disables) the model cache.
 ENV = "POSENC_MODEL_CACHE"
@@ -236,6 +240,31 @@ def store(key: str, entry: dict) -> Path | None:
     return path
 
 
+@contextlib.contextmanager
+def locked(key: str):
+    """Hold ``key``'s lock while a model is looked up, trained and stored: another process asking for the same
+    model meanwhile waits, then reads it back instead of training it a second time.
+
+    An advisory lock on ``<key>.lock`` beside the entry (``fcntl.flock``, released when the process ends,
+    however it ends); no lock where the cache is off or the platform has no ``fcntl`` (Windows).
+    """
+    path = _path(key)
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no lock, at worst a model is trained twice
+        fcntl = None
+    if path is None or fcntl is None:
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def clear() -> int:
     """Remove every entry of the cache; returns how many were removed (0 when it is off or empty)."""
     folder = directory()
@@ -245,8 +274,9 @@ def clear() -> int:
     for path in folder.glob("*.npz"):
         path.unlink(missing_ok=True)
         removed += 1
-    for path in folder.glob(".tmp-*"):
-        path.unlink(missing_ok=True)
+    for pattern in (".tmp-*", "*.lock"):
+        for path in folder.glob(pattern):
+            path.unlink(missing_ok=True)
     return removed
 
 

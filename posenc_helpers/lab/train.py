@@ -312,16 +312,52 @@ def fit(
     stops = sorted({int(c) for c in checkpoints if 0 < int(c) < steps})
     if not isinstance(cache, (bool, np.bool_)):
         raise TypeError(f"cache must be True or False, got {cache!r}")
-    key = None
-    if cache:
-        from . import cache as model_cache
 
-        key = model_cache.key_of({
-            "config": dataclasses.asdict(config), "task": task, "seed": seed, "steps": steps, "batch": batch,
-            "lr": float(lr), "warmup": warmup, "weight_decay": weight_decay, "constant_lr": bool(constant_lr),
-            "text": text, "params": None if params is None else model_cache.flatten(params),
-            "omega": omega, "logit_scale": logit_scale, "checkpoints": stops,
-        })
+    def steps_from(params, opt_state):
+        # the training loop itself: (params, losses, {checkpoint: params})
+        kept = {}
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=steps, desc=desc or f"{config.scheme} on {task}", unit="step")
+        losses = []
+        done = 0
+        while done < steps:
+            n = min(STEPS_PER_CALL, steps - done, *(c - done for c in stops if c > done))
+            params, opt_state, chunk = _train_chunk(
+                params, opt_state, data_key, done, text, omega, scale,
+                config=config, task=task, batch=batch, n=n, optimizer=optimizer,
+            )
+            losses.append(np.asarray(chunk))
+            done += n
+            if done in stops:
+                kept[done] = params
+                if on_checkpoint is not None:
+                    on_checkpoint(done, params)
+            if bar is not None:
+                bar.update(n)
+                bar.set_postfix(loss=f"{float(chunk[-1]):.3f}")
+        if bar is not None:
+            bar.close()
+        return params, np.concatenate(losses), kept
+
+    def result(params, losses):
+        return (params, losses, start) if return_initial else (params, losses)
+
+    if not cache:
+        params, losses, _ = steps_from(params, opt_state)
+        return result(params, losses)
+    from . import cache as model_cache
+
+    key = model_cache.key_of({
+        "config": dataclasses.asdict(config), "task": task, "seed": seed, "steps": steps, "batch": batch,
+        "lr": float(lr), "warmup": warmup, "weight_decay": weight_decay, "constant_lr": bool(constant_lr),
+        "text": text, "start": model_cache.flatten(start),  # the parameters training starts from
+        "omega": omega, "logit_scale": logit_scale, "checkpoints": stops,
+    })
+    # another process training this very model holds its lock: wait, then read it back
+    with model_cache.locked(key):
         hit = model_cache.load(key)
         if hit is not None:
             if progress:
@@ -329,39 +365,10 @@ def fit(
             for n in stops:
                 if on_checkpoint is not None:
                     on_checkpoint(n, jax.tree_util.tree_map(jnp.asarray, hit[f"step{n}"]))
-            found = jax.tree_util.tree_map(jnp.asarray, hit["params"]), np.asarray(hit["losses"])
-            return (*found, start) if return_initial else found
-    kept = {}
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=steps, desc=desc or f"{config.scheme} on {task}", unit="step")
-    losses = []
-    done = 0
-    while done < steps:
-        n = min(STEPS_PER_CALL, steps - done, *(c - done for c in stops if c > done))
-        params, opt_state, chunk = _train_chunk(
-            params, opt_state, data_key, done, text, omega, scale,
-            config=config, task=task, batch=batch, n=n, optimizer=optimizer,
-        )
-        losses.append(np.asarray(chunk))
-        done += n
-        if done in stops:
-            kept[done] = params
-            if on_checkpoint is not None:
-                on_checkpoint(done, params)
-        if bar is not None:
-            bar.update(n)
-            bar.set_postfix(loss=f"{float(chunk[-1]):.3f}")
-    if bar is not None:
-        bar.close()
-    losses = np.concatenate(losses)
-    if key is not None:
+            return result(jax.tree_util.tree_map(jnp.asarray, hit["params"]), np.asarray(hit["losses"]))
+        params, losses, kept = steps_from(params, opt_state)
         model_cache.store(key, {"params": params, "losses": losses, **{f"step{n}": p for n, p in kept.items()}})
-    if return_initial:
-        return params, losses, start
-    return params, losses
+    return result(params, losses)
 
 
 def check_finetune(run, length, steps, seed, method, methods) -> tuple[int, int, int]:

@@ -93,19 +93,23 @@ lab: $(VENV)/.installed-lab
 lessons: $(VENV)/.installed-lessons
 	$(VENV)/bin/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
 
+# The test targets run pytest in two worker processes (pytest-xdist), each test file whole in one of
+# them (a notebook's cells share one kernel); XDIST= runs everything in this process.
+XDIST ?= -n 2 --dist loadfile
+
 # Lint first, then the lock check, then every test but the full retraining: unit, property and
 # doctests, every notebook under nbval, the lessons without JAX, the book, the browser, the claims on
 # the stored held-out rows and a sample of rows retrained (the README gives its measured time).
 test: $(VENV)/.installed
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory lock-check
-	$(PY) -m pytest -m "not full"
+	$(PY) -m pytest $(XDIST) -m "not full"
 
 # The contributor's loop: lint, unit, property and doctests, lessons 00-11 and 14 under nbval; no lab
 # training, no browser (CONTRIBUTING.md gives its measured time).
 test-fast: $(VENV)/.installed
 	@$(MAKE) --no-print-directory lint
-	$(PY) -m pytest -m "not slow and not browser"
+	$(PY) -m pytest $(XDIST) -m "not slow and not browser"
 
 # Everything make test runs, and the tests marked `full`: the held-out seeds and the text lab's
 # held-out seed retrained and compared with the stored rows (before a release, after any change to
@@ -113,7 +117,7 @@ test-fast: $(VENV)/.installed
 test-all: $(VENV)/.installed
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory lock-check
-	$(PY) -m pytest
+	$(PY) -m pytest $(XDIST)
 
 # ruff over the Python files, then over the notebooks (reported separately).
 lint: $(VENV)/.installed

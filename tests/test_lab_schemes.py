@@ -131,7 +131,8 @@ def test_t5_bias_depends_only_on_the_distance(T, shift, seed):
 def test_training_moves_the_t5_table():
     config = M.Config(scheme="t5", d_model=16, heads=2, layers=1, train_len=16)
     params, _, start = fit(config, "prev", seed=0, steps=20, batch=8, lr=3e-3, progress=False, return_initial=True)
-    grad = jax.grad(lambda p: M.loss_fn(p, *_batch(config), config))(start)["t5_bias"]
+    # compiled once (op by op, the gradient would compile every operation of the model anew)
+    grad = jax.jit(jax.grad(lambda p: M.loss_fn(p, *_batch(config), config)))(start)["t5_bias"]
     assert np.abs(np.asarray(grad)).max() > 0
     assert np.abs(np.asarray(params["t5_bias"]) - np.asarray(start["t5_bias"])).max() > 1e-3
 

@@ -24,6 +24,7 @@ def _html(built_book: Path, entry: nav.Entry) -> str:
     return (built_book / "notebooks" / rel).read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # reads the whole book, which Sphinx builds once per session (10-20 s)
 def test_book_builds_a_page_per_notebook(built_book):
     assert (built_book / "index.html").is_file()
     for entry in nav.entries(ROOT) + nav.solutions(ROOT):
@@ -37,6 +38,7 @@ def test_toc_comes_from_the_navigation_entries():
     assert files == expected
 
 
+@pytest.mark.slow  # reads the whole book, which Sphinx builds once per session (10-20 s)
 def test_navigation_cells_are_dropped(built_book):
     for entry in nav.entries(ROOT):
         html = _html(built_book, entry)
@@ -52,6 +54,7 @@ def _outputs(entry: nav.Entry) -> list[dict]:
     return [out for cell in nb["cells"] for out in cell.get("outputs", [])]
 
 
+@pytest.mark.slow  # reads the whole book, which Sphinx builds once per session (10-20 s)
 def test_every_live_widget_becomes_a_note_and_progress_bars_are_dropped(built_book):
     for entry in nav.entries(ROOT):
         outputs = _outputs(entry)
@@ -61,6 +64,7 @@ def test_every_live_widget_becomes_a_note_and_progress_bars_are_dropped(built_bo
         assert "SliderDemo(" not in html and "step/s]" not in html, entry.path.name
 
 
+@pytest.mark.slow  # reads the whole book, which Sphinx builds once per session (10-20 s)
 def test_page_12_has_no_note_for_its_progress_bars(built_book):
     entry = next(e for e in nav.entries(ROOT) if e.number == "12")
     bars = [out for out in _outputs(entry) if book.is_progress_bar(out)]
@@ -68,6 +72,7 @@ def test_page_12_has_no_note_for_its_progress_bars(built_book):
     assert _html(built_book, entry).count("Live demo.") == 0
 
 
+@pytest.mark.slow  # reads the whole book, which Sphinx builds once per session (10-20 s)
 def test_no_test_marker_and_no_colab_cell_on_a_page(built_book):
     for entry in nav.entries(ROOT) + nav.solutions(ROOT):
         html = _html(built_book, entry)
@@ -81,6 +86,7 @@ def test_the_book_marks_nbval_comments_as_tags():
     assert cell["source"] == "x = 1" and cell["metadata"]["tags"] == ["nbval-skip"]
 
 
+@pytest.mark.slow  # reads the whole book, which Sphinx builds once per session (10-20 s)
 def test_one_search_box(built_book):
     # the header's search button stays; the theme's sidebar search field (a second box) is configured
     # away (tests/browser/test_browser_book.py counts the visible ones: one)
@@ -97,6 +103,7 @@ def test_code_fits_88_columns_of_the_books_font():
     assert 88 * 12 * 0.61 + 2 * 12 <= 684
 
 
+@pytest.mark.slow  # reads the whole book, which Sphinx builds once per session (10-20 s)
 def test_math_is_served_from_the_site_itself(built_book):
     # a page with math (a page without any gets no MathJax script at all)
     html = _html(built_book, next(e for e in nav.entries(ROOT) if e.path.name == "04-rope.ipynb"))
@@ -106,11 +113,13 @@ def test_math_is_served_from_the_site_itself(built_book):
     assert not [s for s in scripts if s.startswith(("http://", "https://", "//"))], scripts
 
 
+@pytest.mark.slow  # reads the whole book, which Sphinx builds once per session (10-20 s)
 def test_figures_are_in_the_site(built_book):
     for path in (ROOT / "figures").glob("*.png"):
         assert (built_book / "_images" / path.name).is_file(), path.name
 
 
+@pytest.mark.slow  # reads the whole book, which Sphinx builds once per session (10-20 s)
 def test_every_pages_launch_buttons_open_that_notebook(built_book):
     """The book's Binder and Colab buttons: the address nav builds from pyproject, for a file that exists."""
     for entry in nav.entries(ROOT) + nav.solutions(ROOT):

@@ -163,6 +163,7 @@ def _notebook_that_drives(tmp_path, value: int):
     return path
 
 
+@pytest.mark.slow  # runs pytest with nbval and a Jupyter kernel in a subprocess: about 5 s each
 @pytest.mark.parametrize("value, fails", [(4, False), (5, True)])
 def test_a_raising_callback_fails_the_notebook_under_nbval(tmp_path, value, fails):
     import subprocess

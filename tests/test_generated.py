@@ -6,6 +6,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pytest
 
 from posenc_helpers.style import style
 from tools import figures, nav
@@ -69,6 +70,7 @@ def png_differences(new: Path, old: Path) -> list[str]:
     return problems
 
 
+@pytest.mark.slow  # renders every figure of the course anew: 10-20 s
 def test_regenerated_figures_match_the_committed_ones_up_to_antialiasing_noise(tmp_path):
     written = figures.write_all(tmp_path)
     committed = sorted((ROOT / "figures").glob("*.png"))

@@ -44,6 +44,7 @@ def _lab_flags() -> list[str]:
     return [flag for flag in line.split() if flag.startswith("--")]
 
 
+@pytest.mark.slow  # starts a JupyterLab server and waits for its settings API: 5-10 s
 def test_make_lab_starts_without_news_or_update_checks(tmp_path):
     """Start JupyterLab with make lab's flags and this environment's overrides; ask its settings API."""
     overrides = Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"

@@ -94,8 +94,9 @@ lessons: $(VENV)/.installed-lessons
 	$(VENV)/bin/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
 
 # The test targets run pytest in two worker processes (pytest-xdist), each test file whole in one of
-# them (a notebook's cells share one kernel); XDIST= runs everything in this process.
-XDIST ?= -n 2 --dist loadfile
+# them (a notebook's cells share one kernel), the longest files first (conftest.py); XDIST= runs
+# everything in this process.
+XDIST ?= -n 2 --dist loadfile --no-loadscope-reorder
 
 # Lint first, then the lock check, then every test but the full retraining: unit, property and
 # doctests, every notebook under nbval, the lessons without JAX, the book, the browser, the claims on

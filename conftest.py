@@ -33,6 +33,26 @@ TRAINING_NOTEBOOKS = ("12-", "13-", "15-")
 NO_JAX_LESSONS = "tests/test_no_jax.py::test_every_lesson_passes_nbval_without_jax"
 
 
+#: The files that take longest, in the order the two workers should start them (notebook 13 last of the
+#: lab's notebooks, so that 12 has trained the models it reads); every other file follows, in its own order.
+LONGEST_FIRST = (
+    "notebooks/12-extrapolation-lab.ipynb",
+    "tests/browser/test_browser_lab.py",
+    "notebooks/15-lab-on-real-text.ipynb",
+    "tests/test_lab_reproduce.py",
+    "tests/test_no_jax.py",
+    "tests/browser/test_browser_stopped_run.py",
+    "notebooks/13-trained-heads.ipynb",
+    "tests/browser/test_browser_voila.py",
+    "tests/browser/test_browser_book.py",
+    "tests/test_book.py",
+)
+
+
+def _first(file: str) -> int:
+    return LONGEST_FIRST.index(file) if file in LONGEST_FIRST else len(LONGEST_FIRST)
+
+
 def _notebook(item) -> Path | None:
     path = Path(str(item.fspath))
     return path if path.suffix == ".ipynb" else None
@@ -46,6 +66,9 @@ def pytest_collection_modifyitems(session, config, items):
         if path is not None and path.name.startswith(TRAINING_NOTEBOOKS):
             item.add_marker(pytest.mark.slow)
     result = yield
+    if getattr(config.option, "dist", "no") != "no":
+        # the longest files first, so that neither worker is left with a long file at the end
+        items.sort(key=lambda item: _first(item.nodeid.split("::")[0]))
     # after -m and -k have selected: a lesson that the no-JAX run executes is not executed here too
     runner = next((item for item in items if item.nodeid == NO_JAX_LESSONS), None)
     if runner is not None:

@@ -224,6 +224,30 @@ def stage(src: Path, root: Path = ROOT) -> Path:
     return src
 
 
+def build_shared(tmp_path_factory, *, strict: bool = True) -> Path:
+    """The test run's one build of the book: :func:`build` with ``reuse``, in the run's temporary folder.
+
+    Under pytest-xdist every worker has a temporary folder of its own; the
+    book goes to their common parent instead, and a lock file makes the
+    first worker that needs it build it while another waits and reuses it.
+    """
+    import os
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no fcntl (Windows): no xdist sharing there
+        return build(base / "book", strict=strict, reuse=True)
+    with open(base / "book.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return build(base / "book", strict=strict, reuse=True)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def build(out: Path = DEFAULT_OUT, strict: bool = False, root: Path = ROOT, reuse: bool = False) -> Path:
     """Stage and build the book; return the folder of the HTML site.
 

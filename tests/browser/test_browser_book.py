@@ -49,7 +49,7 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory):
     """The book, built once per session (shared with tests/test_book.py) with every Sphinx warning an error."""
-    return book.build(tmp_path_factory.getbasetemp() / "book", strict=True, reuse=True)
+    return book.build_shared(tmp_path_factory, strict=True)
 
 _PROSE_TEXT = """() => {
   const article = document.querySelector('article') || document.body;

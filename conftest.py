@@ -37,12 +37,12 @@ NO_JAX_LESSONS = "tests/test_no_jax.py::test_every_lesson_passes_nbval_without_j
 #: lab's notebooks, so that 12 has trained the models it reads); every other file follows, in its own order.
 LONGEST_FIRST = (
     "notebooks/12-extrapolation-lab.ipynb",
-    "tests/browser/test_browser_lab.py",
-    "notebooks/15-lab-on-real-text.ipynb",
     "tests/test_lab_reproduce.py",
+    "tests/browser/test_browser_lab.py",  # runs 13's demo, whose models 12 has trained by then
+    "notebooks/15-lab-on-real-text.ipynb",
     "tests/test_no_jax.py",
-    "tests/browser/test_browser_stopped_run.py",
     "notebooks/13-trained-heads.ipynb",
+    "tests/browser/test_browser_stopped_run.py",
     "tests/browser/test_browser_voila.py",
     "tests/browser/test_browser_book.py",
     "tests/test_book.py",

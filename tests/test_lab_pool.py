@@ -61,6 +61,7 @@ def test_workers_1_runs_in_this_process_in_job_order():
 
 
 @pytest.mark.slow  # trains four full-size models (two in spawned workers) and scores each at every sweep length
+@pytest.mark.full  # make test-all only (about 200 s): the tiny pool test above proves the same point in every run
 def test_a_sweep_in_the_pool_matches_one_in_this_process(monkeypatch):
     monkeypatch.setenv(cache.ENV, "off")  # both sweeps train (the workers inherit it), neither reads the other's models
     kw = {"seeds": (0,), "tasks": ("prev",), "schemes": ("alibi", "none"), "steps": 50}

@@ -13,9 +13,13 @@ Models of 2025–26 set position per layer: :func:`layer_positions` gives one
 ``inv_freq`` buffer, softmax scale, query temperature, ...), as the model's own
 code in transformers 5 computes it (``layer_types``, ``rope_parameters`` nested
 by layer type, ``no_rope_layers`` where 1 means RoPE and 0 none, the
-``"proportional"`` rope type, DeepSeek's MLA fields, Llama 4's temperature).
-What the reader does not understand raises a ValueError naming the key; every
-default it falls back to is stated by :func:`describe_config`.
+``"proportional"`` rope type, DeepSeek's MLA fields, Llama 4's temperature),
+for the families it transcribes (:data:`FAMILIES`). A config of any other
+family is read only where no family's code could read it differently (one
+scheme, none of :data:`FAMILY_KEYS`); otherwise it is refused. What the reader
+does not understand raises a ValueError naming the key (and the
+``model_type``); every default it falls back to is stated by
+:func:`describe_config`.
 
 Taught in notebooks/11-rope-as-shipped.ipynb.
 """
@@ -46,6 +50,7 @@ __all__ = [
     "bundled_sources",
     "bundled_left_out",
     "FAMILIES",
+    "FAMILY_KEYS",
     "LAYER_TYPES",
     "LayerPositions",
     "layer_positions",
@@ -497,7 +502,7 @@ def describe_config(config) -> str:
     within L = 4,096 tokens (declared context): 18 of 64 pairs never complete a turn
     scaling: none
     attention factor: 1 (logits unchanged)
-    effective context: 4,096 tokens (max_position_embeddings)
+    declared context: 4,096 tokens (max_position_embeddings)
     >>> cfg = {"model_type": "gemma3_text", "num_hidden_layers": 6, "head_dim": 256, "sliding_window": 1024,
     ...        "max_position_embeddings": 131072, "rope_theta": 1e6, "rope_local_base_freq": 1e4,
     ...        "rope_scaling": {"rope_type": "linear", "factor": 8.0}}
@@ -542,20 +547,22 @@ def describe_config(config) -> str:
     else:
         lines.append(f"attention factor: {att:.4f} on cos and sin, so logits × {att * att:.4f}")
     if s.max_position_embeddings is None:
-        lines.append("effective context: not stated (no max_position_embeddings)")
+        lines.append("declared context: not stated (no max_position_embeddings)")
     elif s.rope_type == "dynamic":
         lines.append(
-            f"effective context: {s.max_position_embeddings:,} tokens declared; dynamic NTK keeps stretching beyond"
+            f"declared context: {s.max_position_embeddings:,} tokens; dynamic NTK keeps stretching beyond"
         )
     else:
-        lines.append(f"effective context: {s.max_position_embeddings:,} tokens (max_position_embeddings)")
+        lines.append(f"declared context: {s.max_position_embeddings:,} tokens (max_position_embeddings)")
     return "\n".join(lines)
 
 
 # --- per-layer designs (transformers 5): one record per decoder layer ------------------------------------------------
 
-#: The model families whose transformers-5 code sets position per layer (or otherwise differs from Llama's), by
-#: ``model_type``. Any other ``model_type`` (or none) is read as Llama-style code reads it.
+#: The model families whose transformers-5 code the reader transcribes, by ``model_type``. A config of any other
+#: ``model_type`` (or of none that no key identifies) is read only where the reading cannot depend on the family:
+#: one scheme for every layer, none of :data:`FAMILY_KEYS`, and ``rope_parameters`` not nested. Otherwise the
+#: reader raises a ValueError naming the ``model_type`` and the key, instead of guessing the family's code.
 FAMILIES = {
     "gemma3": "gemma3", "gemma3_text": "gemma3",
     "gemma4": "gemma4", "gemma4_text": "gemma4",
@@ -595,6 +602,34 @@ _PER_LAYER_KEYS = (
     "qk_rope_head_dim", "qk_nope_head_dim", "rope_interleave", "attn_temperature_tuning", "floor_scale",
     "attn_scale", "attention_chunk_size", "query_pre_attn_scalar", "text_config",
 )
+
+#: Keys whose meaning depends on the family's code (windows, per-layer patterns, softmax scales, bidirectional
+#: attention): a config of a family outside :data:`FAMILIES` that sets one of them is refused by name.
+FAMILY_KEYS = tuple(k for k in _PER_LAYER_KEYS if k != "text_config") + (
+    "sliding_window", "use_sliding_window", "max_window_layers", "use_bidirectional_attention",
+    "attention_multiplier",
+)
+
+
+def _refuse_unknown_family(config: dict) -> None:
+    """Raise unless this config of a family outside FAMILIES reads the same whatever the family's code is."""
+    model_type = config.get("model_type")
+    who = f"model_type {model_type!r} is not one of the families the reader transcribes" if model_type is not None \
+        else "the config has no model_type, and no key names its family"
+    # a key set to None or False asks for nothing (e.g. "sliding_window": null, "use_sliding_window": false)
+    for key in FAMILY_KEYS:
+        if key in config and config[key] is not None and config[key] is not False:
+            raise ValueError(
+                f"{who}; its {key} = {v._show(config[key])} means what that family's code makes of it, so the "
+                "reader refuses rather than guess (give one of the model_types in posenc_helpers.configs.FAMILIES, "
+                "or remove the key)"
+            )
+    given = config.get("rope_parameters")
+    if isinstance(given, dict) and any(isinstance(x, dict) for x in given.values()):
+        raise ValueError(
+            f"{who}; its rope_parameters are nested by layer type, and which layer gets which depends on that "
+            "family's code, so the reader refuses rather than guess"
+        )
 
 
 @dataclass(frozen=True)
@@ -692,6 +727,8 @@ def _family(config: dict, notes: list[str]) -> str:
     """The family whose code reads this config: from model_type, else from a key only that family uses."""
     model_type = config.get("model_type")
     if model_type is not None:
+        if model_type not in FAMILIES:
+            _refuse_unknown_family(config)
         return FAMILIES.get(model_type, "generic")
     clues = (
         ("rope_local_base_freq", "gemma3", "Gemma 3"),
@@ -712,8 +749,9 @@ def _family(config: dict, notes: list[str]) -> str:
     if "sliding_window_pattern" in config and "layer_types" not in config:
         raise ValueError(
             "sliding_window_pattern without layer_types or model_type: Gemma 3 keeps RoPE on its full layers while "
-            "Cohere2 and EXAONE 4 drop it there, so give model_type (or layer_types and no_rope_layers)"
+            "Cohere2 and EXAONE 4 drop it there, so give model_type"
         )
+    _refuse_unknown_family(config)
     return "generic"
 
 
@@ -1132,6 +1170,8 @@ def per_layer(config) -> bool:
     if any(k in config for k in _PER_LAYER_KEYS):
         return True
     family = FAMILIES.get(config.get("model_type"))
+    if family is None and any(config.get(k) not in (None, False) for k in FAMILY_KEYS):
+        return True  # a key whose reading depends on a family the reader does not know: layer_positions refuses it
     if family is not None and family not in ("qwen_window", "mistral", "gptj", "gpt_neox"):
         return True
     if family == "mistral" and config.get("sliding_window") is not None:
@@ -1283,6 +1323,11 @@ def _describe_layers(config) -> str:
             width = (f"all {x.head_dim} dims" if x.rotary_dim == x.head_dim
                      else f"{x.rotary_dim} of {x.head_dim} dims")
             turning = x.inv_freq[x.inv_freq > 0]
+            scaled = x.rope_type not in ("default", "proportional")
+            if scaled:
+                # one rule for every report (as the single-scheme one): count with the frequencies the model
+                # trained with, before scaling, since within the training length it ran unscaled
+                turning = frequencies(x.rotary_dim, x.base)
             wavelength = 2.0 * np.pi / turning
             what = f"RoPE on {x.pairs} pairs ({width}), base {x.base:,.0f}, rope_type {x.rope_type}"
             if x.factor is not None and x.rope_type != "default":
@@ -1294,8 +1339,10 @@ def _describe_layers(config) -> str:
             else:
                 span, span_name = length, length_name
             if span is not None:
-                what += (f"; slowest wavelength {wavelength.max():,.0f} tokens, {int(np.count_nonzero(wavelength > span))}"
-                         f" of {len(turning)} turning pairs never complete a turn within the {span_name} of {span:,}")
+                kind = "unscaled wavelength" if scaled else "wavelength"
+                what += (f"; slowest {kind} {wavelength.max():,.0f} tokens, {int(np.count_nonzero(wavelength > span))}"
+                         f" of {len(turning)} turning pairs never complete a turn within the {span_name} of {span:,}"
+                         + (" (unscaled)" if scaled else ""))
         lines.append(f"{head}: {what}")
     scales = sorted({x.softmax_scale for x in layers})
     widths = sorted({x.head_dim for x in layers})
@@ -1336,9 +1383,9 @@ def _describe_layers(config) -> str:
     lines.append(f"layout: {layers[0].layout}" + (" (pair k is dims 2k and 2k + 1)" if layers[0].layout == "interleaved"
                                                   else " (pair k is dims k and k + d/2)"))
     if max_pos is None:
-        lines.append("effective context: not stated (no max_position_embeddings)")
+        lines.append("declared context: not stated (no max_position_embeddings)")
     else:
-        lines.append(f"effective context: {int(max_pos):,} tokens declared (max_position_embeddings)")
+        lines.append(f"declared context: {int(max_pos):,} tokens (max_position_embeddings)")
     lines.extend(f"note: {n}" for n in notes)
     return "\n".join(lines)
 

@@ -148,8 +148,8 @@ HAND = {
         "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 5e5},
                             "sliding_attention": {"rope_type": "yarn", "factor": 4.0, "rope_theta": 5e5,
                                                   "original_max_position_embeddings": 8192}}},
-    "nested with layer_types (generic)": {
-        "num_hidden_layers": 4, "head_dim": 32, "sliding_window": 64, "max_position_embeddings": 8192,
+    "nested with layer_types (OLMo 3)": {
+        "model_type": "olmo3", "num_hidden_layers": 4, "head_dim": 32, "sliding_window": 64, "max_position_embeddings": 8192,
         "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
         "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 1e4},
                             "full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 1e6}}},
@@ -277,16 +277,9 @@ def test_no_rope_layer_lists_match_transformers_5(mask, family, chunk):
 @pytest.mark.parametrize(
     "cfg, key",
     [
-        ({"num_hidden_layers": 2, "head_dim": 8,
-          "rope_parameters": {"sliding_attention": {"rope_theta": 1e4}, "full_attention": {"rope_theta": 1e6}}},
-         "layer_types"),
-        ({"num_hidden_layers": 2, "head_dim": 8, "rope_parameters": {"full_attention": {"rope_theta": 1e6}}},
-         "layer_types"),
-        ({"num_hidden_layers": 2, "head_dim": 8, "sliding_window": 4,
-          "layer_types": ["sliding_attention", "full_attention"],
-          "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e6}}},
-         "'sliding_attention' of layer_types has no entry in rope_parameters"),
-        ({"num_hidden_layers": 2, "head_dim": 8, "layer_types": ["full_attention"] * 2,
+        ({"model_type": "olmo3", "num_hidden_layers": 2, "head_dim": 8,
+          "rope_parameters": {"full_attention": {"rope_theta": 1e6}}}, "not a layer type of this config"),
+        ({"model_type": "olmo3", "num_hidden_layers": 2, "head_dim": 8, "layer_types": ["full_attention"] * 2,
           "rope_parameters": {"full_attention": {"rope_type": "ntk-by-parts", "rope_theta": 1e6}}},
          "unknown rope_type 'ntk-by-parts'"),
         ({"model_type": "smollm3", "num_hidden_layers": 4, "head_dim": 8, "no_rope_layers": [1, 1, 0]},
@@ -295,8 +288,10 @@ def test_no_rope_layer_lists_match_transformers_5(mask, family, chunk):
         ({"num_hidden_layers": 2, "head_dim": 8, "partial_rotary_factor": 0.0}, r"partial_rotary_factor .*\(0, 1\]"),
         ({"model_type": "gemma3_text", "num_hidden_layers": 2, "partial_rotary_factor": 1.5},
          r"partial_rotary_factor .*\(0, 1\]"),
-        ({"num_hidden_layers": 2, "head_dim": 8, "layer_types": ["local", "global"]}, "layer_types holds 'local'"),
-        ({"num_hidden_layers": 2, "head_dim": 8, "layer_types": ["sliding_attention"] * 2}, "needs sliding_window"),
+        ({"model_type": "olmo3", "num_hidden_layers": 2, "head_dim": 8, "layer_types": ["local", "global"]},
+         "layer_types holds 'local'"),
+        ({"model_type": "gpt_oss", "num_hidden_layers": 2, "head_dim": 8, "sliding_window": None,
+          "layer_types": ["sliding_attention"] * 2}, "needs sliding_window"),
         ({"head_dim": 8, "sliding_window_pattern": 6, "num_hidden_layers": 6}, "sliding_window_pattern"),
         ({"model_type": "gemma3_text", "num_hidden_layers": 2, "rope_parameters": {"rope_type": "linear"}},
          "must be nested by layer type"),
@@ -308,6 +303,47 @@ def test_no_rope_layer_lists_match_transformers_5(mask, family, chunk):
 def test_malformed_shapes_are_refused_naming_the_key(cfg, key):
     with pytest.raises(ValueError, match=key):
         layer_positions(cfg)
+
+
+@pytest.mark.parametrize(
+    "cfg, key",
+    [
+        # transformers 5 has Gemma 2's alternation, Gemma 3n's local base, Granite's multiplier, EmbeddingGemma's
+        # bidirectional window: each is its family's own code, which the reader does not transcribe
+        ({"model_type": "gemma2", "num_hidden_layers": 4, "head_dim": 64, "sliding_window": 4096,
+          "query_pre_attn_scalar": 256}, "query_pre_attn_scalar"),
+        ({"model_type": "gemma3n_text", "num_hidden_layers": 2, "head_dim": 64, "rope_local_base_freq": 1e4,
+          "layer_types": ["sliding_attention", "full_attention"]}, "layer_types"),
+        ({"model_type": "granite", "num_hidden_layers": 2, "head_dim": 64, "attention_multiplier": 0.0078125},
+         "attention_multiplier"),
+        ({"model_type": "gemma3_text_bidirectional", "num_hidden_layers": 2, "head_dim": 64,
+          "use_bidirectional_attention": True}, "use_bidirectional_attention"),
+        ({"model_type": "llama", "num_hidden_layers": 2, "head_dim": 64, "sliding_window": 128,
+          "layer_types": ["sliding_attention", "full_attention"]}, "layer_types"),
+        ({"model_type": "starcoder2", "num_hidden_layers": 2, "head_dim": 64, "sliding_window": 4096}, "sliding_window"),
+        ({"num_hidden_layers": 4, "head_dim": 32, "sliding_window": 64,
+          "layer_types": ["sliding_attention", "full_attention"] * 2}, "layer_types"),
+        ({"num_hidden_layers": 2, "head_dim": 8, "no_rope_layers": [1, 0]}, "no_rope_layers"),
+        ({"model_type": "qwen3_moe_new", "num_hidden_layers": 2, "head_dim": 8,
+          "rope_parameters": {"sliding_attention": {"rope_theta": 1e4}, "full_attention": {"rope_theta": 1e6}}},
+         "nested by layer type"),
+    ],
+)
+def test_a_family_the_reader_does_not_transcribe_is_refused_by_name(cfg, key):
+    who = repr(cfg["model_type"]) if "model_type" in cfg else "no model_type"
+    for read in (layer_positions, describe_config, frequencies_from_config):
+        with pytest.raises(ValueError, match=key) as raised:
+            read(cfg)
+        assert who in str(raised.value) and "refuses rather than guess" in str(raised.value)
+
+
+def test_a_family_the_reader_does_not_know_is_read_where_no_family_could_differ():
+    # one scheme on every layer, no window, no family scale: every Llama-style code reads it the same way
+    plain = {"model_type": "some_new_model", "num_hidden_layers": 3, "head_dim": 64, "rope_theta": 5e5,
+             "sliding_window": None, "use_sliding_window": False}
+    layers = layer_positions(plain)
+    assert [(x.layer_type, x.window, x.rope, x.rotary_dim) for x in layers] == [("full_attention", None, True, 64)] * 3
+    assert layers[0].base == 5e5 and layers[0].softmax_scale == 64 ** -0.5
 
 
 def test_a_pattern_without_a_layer_count_is_refused_not_guessed():
@@ -322,5 +358,5 @@ def test_defaults_the_reader_falls_back_to_are_stated():
     assert "Gemma4TextConfig's defaults" in text and "no layer_types" in text
     text = describe_config({"model_type": "olmo3", "num_hidden_layers": 4, "head_dim": 64, "rope_theta": 1e6})
     assert "sliding_attention: base 500,000 assumed" in text  # OLMo 3 hands rope_theta to the full layers only
-    text = describe_config({"num_hidden_layers": 2, "head_dim": 8, "no_rope_layers": [1, 0]})
-    assert "base 10,000 assumed" in text and "1 means RoPE" in text
+    text = describe_config({"model_type": "smollm3", "num_hidden_layers": 2, "head_dim": 8, "no_rope_layers": [1, 0]})
+    assert "base 2,000,000 assumed" in text and "1 means RoPE" in text

@@ -493,7 +493,10 @@ def describe_config(config) -> str:
     A config that sets position per layer (see :func:`per_layer`) is described per layer kind instead: each
     distinct kind once, with its count and the pattern ("5 sliding (window 1,024, base 10,000) then 1 full
     (base 1,000,000, linear ×8), repeated"), the softmax scale, any query temperature, and a note for each
-    default the reader fell back to. In ``no_rope_layers``, 1 means RoPE and 0 means none.
+    default the reader fell back to. Its count of pairs that never complete a turn uses the frequencies the
+    model runs with over the span counted in: unscaled within the training length
+    (``original_max_position_embeddings``, where the model trained unscaled, as in the single-scheme report),
+    the configured (scaled) ones within a window, a chunk or the declared context. In ``no_rope_layers``, 1 means RoPE and 0 means none.
     Taught in notebooks/11-rope-as-shipped.ipynb.
 
     >>> print(describe_config({"head_dim": 128, "rope_theta": 10000.0, "max_position_embeddings": 4096}))
@@ -1323,12 +1326,6 @@ def _describe_layers(config) -> str:
             width = (f"all {x.head_dim} dims" if x.rotary_dim == x.head_dim
                      else f"{x.rotary_dim} of {x.head_dim} dims")
             turning = x.inv_freq[x.inv_freq > 0]
-            scaled = x.rope_type not in ("default", "proportional")
-            if scaled:
-                # one rule for every report (as the single-scheme one): count with the frequencies the model
-                # trained with, before scaling, since within the training length it ran unscaled
-                turning = frequencies(x.rotary_dim, x.base)
-            wavelength = 2.0 * np.pi / turning
             what = f"RoPE on {x.pairs} pairs ({width}), base {x.base:,.0f}, rope_type {x.rope_type}"
             if x.factor is not None and x.rope_type != "default":
                 what += f" (factor {x.factor:g})"
@@ -1338,6 +1335,13 @@ def _describe_layers(config) -> str:
                 span, span_name = x.window, "chunk" if x.layer_type == "chunked_attention" else "window"
             else:
                 span, span_name = length, length_name
+            # one rule, as in the single-scheme report: count with the frequencies the model uses over that
+            # span; within the training length (original_max_position_embeddings) it trained unscaled
+            scaled = span_name is not None and span_name.startswith("training length") and x.rope_type not in (
+                "default", "proportional")
+            if scaled:
+                turning = frequencies(x.rotary_dim, x.base)
+            wavelength = 2.0 * np.pi / turning
             if span is not None:
                 kind = "unscaled wavelength" if scaled else "wavelength"
                 what += (f"; slowest {kind} {wavelength.max():,.0f} tokens, {int(np.count_nonzero(wavelength > span))}"

@@ -496,7 +496,8 @@ def describe_config(config) -> str:
     default the reader fell back to. Its count of pairs that never complete a turn uses the frequencies the
     model runs with over the span counted in: unscaled within the training length
     (``original_max_position_embeddings``, where the model trained unscaled, as in the single-scheme report),
-    the configured (scaled) ones within a window, a chunk or the declared context. In ``no_rope_layers``, 1 means RoPE and 0 means none.
+    the configured (scaled) ones within a window, a chunk or the declared context.
+    In ``no_rope_layers``, 1 means RoPE and 0 means none.
     Taught in notebooks/11-rope-as-shipped.ipynb.
 
     >>> print(describe_config({"head_dim": 128, "rope_theta": 10000.0, "max_position_embeddings": 4096}))

@@ -158,13 +158,18 @@ def yarn_ramp(
     length = v.positive_int("original_max_position", original_max_position)
     beta_fast = v.real_scalar("beta_fast", beta_fast)
     beta_slow = v.real_scalar("beta_slow", beta_slow)
-    if not 0.0 < beta_slow < beta_fast:
-        raise ValueError(
-            f"need 0 < beta_slow < beta_fast (turns within the training length), "
-            f"got beta_slow={beta_slow!r} and beta_fast={beta_fast!r}"
-        )
     if ramp not in RAMPS:
         raise ValueError(f"ramp must be one of {RAMPS}, got {ramp!r}")
+    # the index ramp takes beta_slow == beta_fast (a shipped DeepSeek config has both 1): Hugging Face's
+    # find_correction_range then gives a ramp of (almost) zero width, widened by its 0.001 guard below;
+    # the paper's formula divides by beta_fast − beta_slow, so it needs them apart
+    equal_ok = ramp == "index" and beta_slow == beta_fast
+    if not (0.0 < beta_slow < beta_fast or (equal_ok and beta_slow > 0.0)):
+        need = "0 < beta_slow <= beta_fast" if ramp == "index" else "0 < beta_slow < beta_fast"
+        raise ValueError(
+            f"need {need} (turns within the training length) for ramp {ramp!r}, "
+            f"got beta_slow={beta_slow!r} and beta_fast={beta_fast!r}"
+        )
     omega = frequencies(dim, base)
     if ramp == "paper":
         # r_k = L / λ_k = L·ω_k / 2π

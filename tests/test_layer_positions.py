@@ -11,6 +11,7 @@ import copy
 import math
 
 import hf5_reference as hf
+import literal_shipped
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -25,6 +26,7 @@ from posenc_helpers.configs import (
     layer_positions,
     per_layer,
 )
+from posenc_helpers.scaling import yarn_ramp
 
 # the classic entries name no model_type: the model each was copied from (its source note names it)
 CLASSIC_TYPES = {
@@ -360,3 +362,19 @@ def test_defaults_the_reader_falls_back_to_are_stated():
     assert "sliding_attention: base 500,000 assumed" in text  # OLMo 3 hands rope_theta to the full layers only
     text = describe_config({"model_type": "smollm3", "num_hidden_layers": 2, "head_dim": 8, "no_rope_layers": [1, 0]})
     assert "base 2,000,000 assumed" in text and "1 means RoPE" in text
+
+
+@pytest.mark.parametrize("beta", [1.0, 32.0])
+def test_deepseek_yarn_with_equal_betas_is_read_as_transformers_reads_it(beta):
+    # beta_fast == beta_slow (a shipped DeepSeek config has both 1): transformers' find_correction_range gives a
+    # ramp of zero width and widens it by 0.001; the reader used to refuse it
+    cfg = {"model_type": "deepseek_v3", "num_hidden_layers": 2, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
+           "max_position_embeddings": 163840,
+           "rope_scaling": {"type": "yarn", "factor": 40.0, "original_max_position_embeddings": 4096,
+                            "beta_fast": beta, "beta_slow": beta, "mscale": 1.0, "mscale_all_dim": 1.0}}
+    layers = assert_matches_hf(cfg)
+    lit = literal_shipped.yarn(64, 10000.0, 40.0, 4096, beta_fast=beta, beta_slow=beta)
+    np.testing.assert_allclose(layers[0].inv_freq, lit, rtol=1e-12)
+    # the paper's ramp divides by beta_fast − beta_slow: there equal betas are still refused, by name
+    with pytest.raises(ValueError, match="need 0 < beta_slow < beta_fast .* for ramp 'paper'"):
+        yarn_ramp(64, 10000.0, original_max_position=4096, beta_fast=beta, beta_slow=beta)

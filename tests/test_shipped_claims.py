@@ -81,15 +81,19 @@ def test_no_entry_keeps_a_cross_check_outside_its_source():
 
 
 def test_the_mistral_sentence_matches_the_data(prose):
-    assert ("The bundled Mistral 7B is v0.1 (base 10,000): its config declares 32,768 tokens, while its paper gives a "
-            "context length of 8,192, within which 14 of its 64 pairs never finish a turn, not the table's 4; v0.2 "
-            "and later use base 1,000,000.") in prose
+    assert ("The bundled Mistral 7B is v0.1 (base 10,000): its config declares 32,768 tokens, and its paper gives a "
+            "context length of 8,192. But every layer of v0.1 attends through a sliding window of 4,096 tokens") in prose
+    assert ("within it 18 of its 64 pairs never finish a turn, not the table's 4 (within 32,768) nor 14 (within "
+            "8,192). v0.2 and later use base 1,000,000 and no window.") in prose
     cfg, note = bundled_configs()["Mistral 7B"], bundled_sources()["Mistral 7B"]["note"]
     assert cfg["rope_theta"] == 10000.0 and cfg["max_position_embeddings"] == 32768
     assert "Mistral-7B-v0.1" in note and "context_len of 8192" in note and "rope_theta 1000000.0" in note
+    assert "sliding_window 4096" in note and "window_size 4096" in note  # the window the sentence counts in
     assert unfinished_pairs(128, cfg["rope_theta"], 8192) == 14 and config_summary(cfg)["never_turn"] == 4
-    # the count by hand: λ_k = 2π·10000^(k/64) > 8192 for k = 50 … 63
+    assert unfinished_pairs(128, cfg["rope_theta"], 4096) == 18
+    # the counts by hand: λ_k = 2π·10000^(k/64) > 8192 for k = 50 … 63, > 4096 for k = 46 … 63
     assert sum(2 * 3.141592653589793 * 10000 ** (k / 64) > 8192 for k in range(64)) == 14
+    assert sum(2 * 3.141592653589793 * 10000 ** (k / 64) > 4096 for k in range(64)) == 18
 
 
 def test_the_phi3_revision_is_named_in_notebook_and_data(prose):

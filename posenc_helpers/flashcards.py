@@ -303,10 +303,11 @@ CARDS: list[Card] = [
          "32 rows.", "12"),
     Card("True or false: a decoder with no positional encoding (NoPE) cannot work past its training length.",
          "False. In the lab, NoPE finds the first token at every test length up to 8 times the training length, "
-         "where RoPE fails from about 4 times it: a causal model can recognise position 0, the one position that "
-         "attends only to itself. On the previous-token task NoPE extrapolates only partly, behind RoPE and ALiBi "
-         "at every length.", "12"),
-    Card("Without fine-tuning, what do PI, NTK-aware scaling and YaRN do for the lab's RoPE models?",
+         "where RoPE's accuracy varies widely from seed to seed: a causal model can recognise position 0, the one "
+         "position that attends only to itself. On the previous-token task NoPE extrapolates only partly, behind "
+         "RoPE and ALiBi at every length.", "12"),
+    Card("Without fine-tuning, with the factor set to T/L at each test length T, what do PI, NTK-aware scaling and "
+         "YaRN do for the lab's RoPE models?",
          "PI makes the first-token task perfect again but drops the previous-token task to near chance, because it "
          "slows the fast pairs. NTK-aware scaling beats plain RoPE at 8 times the training length on both tasks, "
          "though not at every length (at 3 times, on the previous-token task, it scored below plain RoPE on all "

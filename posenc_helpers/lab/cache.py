@@ -12,7 +12,8 @@ the optimiser's settings (learning rate, warm-up, weight decay, schedule), the
 checkpoints, the parameters training starts from (a fresh model's, drawn from
 the seed, or those a fine-tune continues), RoPE's rescaled
 frequencies and logit scale, the training text, the source of the lab's code
-(every ``.py`` file of ``posenc_helpers/lab`` and the helpers it imports), the
+(every ``.py`` file of ``posenc_helpers/lab`` but :data:`NOT_IN_KEY`, the modules that
+only read results, and the helpers the lab imports), the
 platform, the number of cores, ``XLA_FLAGS``, and the versions of jax, jaxlib,
 optax and numpy. A change to any of them is another key, so a stale model is
 never read.
@@ -45,7 +46,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
-    "ENV", "directory", "key_of", "code_version", "environment", "load", "store", "clear", "flatten", "unflatten", "locked",
+    "ENV", "NOT_IN_KEY", "directory", "key_of", "code_files", "code_version", "environment", "load", "store", "clear",
+    "flatten", "unflatten", "locked",
 ]
 
 #: The environment variable that moves (or, set to "off", disables) the model cache.
@@ -72,12 +74,25 @@ def directory() -> Path | None:
     return Path(base) / "posenc_helpers" / "models"
 
 
+#: Lab modules that read results and decide no parameter: editing them keeps every cached model.
+NOT_IN_KEY = ("claims.py", "text_claims.py")
+
+
+def code_files() -> list:
+    """The files :func:`code_version` hashes: the lab's modules but :data:`NOT_IN_KEY`, and the helpers they import.
+
+    >>> names = [p.name for p in code_files()]
+    >>> "model.py" in names and "train.py" in names and "core.py" in names, "claims.py" in names
+    (True, False)
+    """
+    lab = [p for p in sorted((_PACKAGE / "lab").glob("*.py")) if p.name not in NOT_IN_KEY]
+    return lab + [_PACKAGE / name for name in ("core.py", "scaling.py", "_validate.py", "attention.py")]
+
+
 @functools.lru_cache(maxsize=1)
 def code_version() -> str:
-    """SHA-256 of the code that decides a lab model's parameters: the lab's modules and the helpers they import."""
-    files = sorted((_PACKAGE / "lab").glob("*.py")) + [
-        _PACKAGE / name for name in ("core.py", "scaling.py", "_validate.py", "attention.py")
-    ]
+    """SHA-256 of the code that decides a lab model's parameters: :func:`code_files`, names and bytes."""
+    files = code_files()
     digest = hashlib.sha256()
     for path in files:
         if path.is_file():

@@ -174,12 +174,13 @@ CLAIMS_12 = [
     Claim("sinusoidal on prev: at most 2.5 times chance past L at 2L, at most 1.5 times at 8L",
           lambda v: _b(v, "prev", "sinusoidal", 64) <= 2.5 * _CHANCE
           and _b(v, "prev", "sinusoidal", 256) <= 1.5 * _CHANCE, live=True),
-    Claim("sinusoidal on first: at least 0.9 past L at 8L",
-          lambda v: _b(v, "first", "sinusoidal", 256) >= 0.9),
     Claim("RoPE on prev degrades gradually: at least 0.75 past L at 2L, at most 0.6 at 8L",
           lambda v: _b(v, "prev", "rope", 64) >= 0.75 and _b(v, "prev", "rope", 256) <= 0.6, live=True),
-    Claim("RoPE on first fails from 4L: at most 0.9 past L at 4L, at most 0.75 at 8L",
-          lambda v: _b(v, "first", "rope", 128) <= 0.9 and _b(v, "first", "rope", 256) <= 0.75),
+    # (dropped, issue 26: "sinusoidal on first: at least 0.9 past L at 8L" and "RoPE on first fails from 4L: at
+    # most 0.9 past L at 4L, at most 0.75 at 8L" held on the five sweep seeds and failed on seeds outside them,
+    # as did three claims of notebook 13 about RoPE on first and the band "ALiBi on back3: between 0.8 and 0.92
+    # at L". These behaviours vary from seed to seed more than five seeds can bound; the notebooks give the
+    # five seeds' range and state no claim until a larger sweep can state them as a spread.)
     Claim("NoPE finds the first token: at least 0.99 past L at every length",
           lambda v: all(_b(v, "first", "none", T) >= 0.99 for T in _lengths(v, "first"))),
     Claim("NoPE on prev: above 3 times chance, below RoPE and ALiBi, at every length past L",
@@ -362,17 +363,11 @@ CLAIMS_13 = [
           lambda v: all(_c13_ent_last(v, "prev", s, -1) - _c13_ent_last(v, "prev", s, 0) >= 1.5 for s in ("none", "t5"))),
     Claim("ALiBi's steepest head: entropy changes ≤ 0.1 nats from T = 64 to 256 (both layers), uniform rises ≥ 0.5",
           lambda v: _c13_alibi_flat(v)[0] <= 0.1 and _c13_alibi_flat(v)[1] >= 0.5),
-    Claim("RoPE on first: the weight on token 0 (last layer, most) is ≥ 0.8 at L and ≥ 0.3 lower at 8L",
-          lambda v: _c13_first(v, "none")[0] >= 0.8 and _c13_first(v, "none")[-1] <= _c13_first(v, "none")[0] - 0.3),
-    Claim("RoPE on first: log-n raises the weight on token 0 at 8L by at most 0.1, and it stays ≥ 0.3 under PI's",
-          lambda v: _c13_first(v, "logn")[-1] <= _c13_first(v, "none")[-1] + 0.1
-          and _c13_first(v, "logn")[-1] <= _c13_first(v, "pi")[-1] - 0.3),
+    # (dropped, issue 26: "RoPE on first: the weight on token 0 is ≥ 0.8 at L and ≥ 0.3 lower at 8L", "log-n
+    # raises it at 8L by at most 0.1 …" and "at 8L log-n changes accuracy past L by ≤ 0.1; PI beats both by
+    # ≥ 0.1" failed on a seed outside the sweep, on which RoPE did not fail on first; see CLAIMS_12)
     Claim("RoPE on first: with PI the weight on token 0 is ≥ 0.7 at every length, accuracy past L at 8L ≥ 0.95",
           lambda v: _c13_first(v, "pi").min() >= 0.7 and _c13_beyond(v, "first", "rope", "pi", 256) >= 0.95),
-    Claim("RoPE on first at 8L: log-n changes accuracy past L by ≤ 0.1; PI beats both by ≥ 0.1",
-          lambda v: abs(_c13_beyond(v, "first", "rope", "logn", 256) - _c13_beyond(v, "first", "rope", "beyond", 256)) <= 0.1
-          and _c13_beyond(v, "first", "rope", "pi", 256)
-          >= max(_c13_beyond(v, "first", "rope", k, 256) for k in ("beyond", "logn")) + 0.1),
     Claim("log-n on prev: changes no scheme's accuracy past L at 8L by more than 0.1; ALiBi's stays ≥ 0.95",
           lambda v: all(abs(_c13_beyond(v, "prev", s, "logn", 256) - _c13_beyond(v, "prev", s, "beyond", 256)) <= 0.1
                         for s in _C13_PAST_L) and _c13_beyond(v, "prev", "alibi", "logn", 256) >= 0.95),
@@ -387,8 +382,8 @@ CLAIMS_12_EXTRA = [
     Claim("the learned table, sinusoidal, RoPE, T5's bias and RoPE + NoPE learn back3: at least 0.99 at L",
           lambda v: all(at(v, "back3", s, 32, "accuracy") >= 0.99
                         for s in ("learned", "sinusoidal", "rope", "t5", "rope_nope"))),
-    Claim("ALiBi does not learn back3 within the budget: between 0.8 and 0.92 at L",
-          lambda v: 0.8 <= at(v, "back3", "alibi", 32, "accuracy") <= 0.92),
+    # (dropped, issue 26: the band "ALiBi does not learn back3 within the budget: between 0.8 and 0.92 at L",
+    # drawn around five seeds, failed on a seed outside them)
     Claim("NoPE does not learn back3 within the budget: at most 0.5 at L",
           lambda v: at(v, "back3", "none", 32, "accuracy") <= 0.5),
     Claim("every scheme but NoPE learns recall: at least 0.99 at L",

@@ -137,7 +137,10 @@ class Config:
     >>> [int(t5_bucket(-d, bidirectional=False, num_buckets=16, max_distance=32)) for d in (7, 8, 26, 27, 31, 500)]
     [7, 8, 14, 15, 15, 15]
 
-    ``"rope_nope"``: Llama 4's iRoPE in miniature. The layers in
+    ``"rope_nope"``: Llama 4's mix of RoPE and NoPE layers, without the
+    chunked attention Llama 4 gives its RoPE layers (``attention_chunk_size``):
+    here every layer attends with the full causal mask, so this is an ablation
+    of iRoPE, not iRoPE. The layers in
     ``nope_layers`` have no positional encoding, the others RoPE. Llama 4
     makes every 4th layer NoPE (transformers' configuration_llama4.py:
     ``no_rope_layer_interval = 4``, layer i uses RoPE iff (i + 1) % 4 ≠ 0, so

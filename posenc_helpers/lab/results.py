@@ -406,7 +406,8 @@ def extra_run(seed, task, scheme) -> dict:
     Returns ``{"accuracy": array, "beyond": array, "final_loss": float}``
     (NaN: a length the model cannot run, the learned table past its size;
     ``beyond`` is NaN at L). A RoPE model on ``"recall"``, the task whose
-    answer sits far away at a varying distance, is also fine-tuned as the
+    answer sits at a distance from the query that grows and varies (found by
+    content, at positions 1 to 15), is also fine-tuned as the
     headline ones are (``"finetune"``, see :func:`finetuned`).
     """
     budget = EXTRA_BUDGETS[task]

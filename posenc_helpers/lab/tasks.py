@@ -20,9 +20,12 @@ in-distribution failure, never an extrapolation result):
   only when the sequence or the vocabulary is too short: P = min(8, length // 4,
   vocab // 2)); keys are distinct, from the lower half of the vocabulary, values
   drawn with replacement from the upper half. The rest repeats keys, and at each
-  repeated key the model must predict that key's value. The answer sits far
-  away, so no local rule solves it, and a longer sequence means more queries
-  and longer distances, never more pairs. Its chance level,
+  repeated key the model must predict that key's value. The answer sits at
+  a distance that varies from query to query, so no local rule solves it, and
+  a longer sequence means more queries and longer distances, never more pairs.
+  The pair is found by content, and every answer sits at one of the positions
+  1, 3, …, 15, inside any training length of 16 or more: recall tests reaching
+  back by content, not telling long distances apart. Its chance level,
   :func:`chance`, is that of guessing one of the values in context; guessing
   uniformly over the vocabulary is :func:`chance_uniform`.
 

@@ -1,0 +1,134 @@
+"""The text lab's claims (notebook 15): each a sentence and its check on one seed's numbers.
+
+Notebook 15 checks every claim on every seed of the shipped sweep
+(``text_results.json``), and tests/test_lab_text_claims.py checks the same list
+on those seeds and on the held-out seed (``text_results_heldout.json``), so the
+notebook and its test cannot state different claims. The numbers of one seed
+are :func:`numbers`: bits per character at each inference length for every
+scheme (``"bits"``), for RoPE rescaled at test time (``"scaled"``) and after the
+brief fine-tune (``"finetuned"``), the loss at each position of a window of
+8L (``"by_position"``), and the unigram baseline. Claims 1 to 11 are numbered as
+in notebook 15. :func:`failures` and :func:`report` are those of :mod:`.claims`.
+
+>>> from posenc_helpers.lab import text as T, text_claims
+>>> table = text_claims.check(text_claims.CLAIMS_15, T.load())
+>>> sorted(next(iter(table.values())))  # one mark per sweep seed
+[0, 1, 2]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .claims import Claim, failures, report
+from .claims import check as _check
+
+__all__ = ["CLAIMS_15", "CLAIMS_15_FINETUNE", "numbers", "views", "check", "failures", "report"]
+
+
+def numbers(table, k) -> dict:
+    """The numbers of the ``k``-th seed of a loaded text sweep (:func:`.text.load`), as the claims read them."""
+    return {
+        "lengths": tuple(int(n) for n in table["lengths"]),
+        "bits": {s: np.asarray(b[k], dtype=float) for s, b in table["bits"].items()},
+        "scaled": {m: np.asarray(b[k], dtype=float) for m, b in table["scaled"].items()},
+        "by_position": {s: np.asarray(p[k], dtype=float) for s, p in table["by_position"].items()},
+        "finetuned": {m: np.asarray(b[k], dtype=float) for m, b in table["finetuned"].items()},
+        "unigram": float(table["unigram_bits"]),
+    }
+
+
+def views(table) -> dict[int, dict]:
+    """``{seed: numbers}`` for every seed of a loaded text sweep."""
+    return {int(seed): numbers(table, k) for k, seed in enumerate(table["seeds"])}
+
+
+def check(claims, table) -> dict[str, dict[int, bool]]:
+    """``{claim text: {seed: holds}}`` for ``claims`` on every seed of a loaded text sweep."""
+    return _check(claims, views(table))
+
+
+# ---- what the claims read --------------------------------------------------------------------------
+
+
+def _i(v, multiple):
+    # the column of inference length multiple·L
+    return v["lengths"].index(multiple * v["lengths"][0])
+
+
+def _gap(v, scheme):
+    # bits at each length minus bits at L
+    return v["bits"][scheme] - v["bits"][scheme][0]
+
+
+def _past(v, scheme, a, z):
+    # the mean loss at positions [a, z) of a window of 8L, minus the mean at [L/2, L)
+    L = v["lengths"][0]
+    pos = v["by_position"][scheme]
+    return pos[a:z].mean() - pos[L // 2 : L].mean()
+
+
+def _zero_shot(v):
+    # each fine-tuned variant's numbers at test time only (plain: RoPE as trained)
+    return {"plain": v["bits"]["rope"], **v["scaled"]}
+
+
+def _ft(v, method, multiple):
+    return v["finetuned"][method][_i(v, multiple)]
+
+
+_LOCAL = ("sinusoidal", "rope")  # the two schemes that break past L
+
+CLAIMS_15 = [
+    Claim("every scheme learns the text: more than 1.9 bits below the unigram baseline at L",
+          lambda v: all(b[0] < v["unigram"] - 1.9 for b in v["bits"].values())),
+    Claim("the learned table cannot run past L",
+          lambda v: bool(np.isnan(v["bits"]["learned"][1:]).all())),
+    Claim("sinusoidal breaks at once: 2 to 9 characters past L, more than 2 bits above [L/2, L)",
+          lambda v: _past(v, "sinusoidal", v["lengths"][0] + 2, v["lengths"][0] + 10) > 2.0),
+    Claim("RoPE holds for L/2 past L (within 0.25 bit), then breaks (more than 3 bits from 2L to 4L)",
+          lambda v: abs(_past(v, "rope", v["lengths"][0], 3 * v["lengths"][0] // 2)) < 0.25
+          and _past(v, "rope", 2 * v["lengths"][0], 4 * v["lengths"][0]) > 3.0),
+    Claim("ALiBi by position: from L to 8L, above [L/2, L) by less than 0.1 bit (it gains nothing from the longer "
+          "context)",
+          lambda v: 0 < _past(v, "alibi", v["lengths"][0], 8 * v["lengths"][0]) < 0.1),
+    Claim("1 RoPE best at L, NoPE worst by more than 0.4 bit",
+          lambda v: all(v["bits"]["rope"][0] < b[0] for s, b in v["bits"].items() if s != "rope")
+          and all(v["bits"]["none"][0] > b[0] + 0.4 for s, b in v["bits"].items() if s != "none")),
+    Claim("2 ALiBi within 0.05 bit of L up to 16L, lower at 2L",
+          lambda v: bool((np.abs(_gap(v, "alibi")[1:]) < 0.05).all()) and _gap(v, "alibi")[_i(v, 2)] < 0),
+    Claim("3 sinusoidal more than 1.5 bits worse at 2L",
+          lambda v: _gap(v, "sinusoidal")[_i(v, 2)] > 1.5),
+    Claim("4 RoPE beats sinusoidal at 2L and 4L, more than 2.5 bits worse at 8L",
+          lambda v: all(v["bits"]["rope"][_i(v, m)] < v["bits"]["sinusoidal"][_i(v, m)] for m in (2, 4))
+          and _gap(v, "rope")[_i(v, 8)] > 2.5),
+    Claim("5 sinusoidal and RoPE above the unigram baseline at 8L and 16L",
+          lambda v: all(v["bits"][s][_i(v, m)] > v["unigram"] for s in _LOCAL for m in (8, 16))),
+    Claim("6 NoPE more than 0.5 bit worse at 16L; it beats sinusoidal from 2L on and RoPE from 4L on; ALiBi beats it "
+          "at every length",
+          lambda v: _gap(v, "none")[_i(v, 16)] > 0.5
+          and all(v["bits"]["none"][_i(v, m)] < v["bits"]["sinusoidal"][_i(v, m)] for m in (2, 4, 8, 16))
+          and all(v["bits"]["none"][_i(v, m)] < v["bits"]["rope"][_i(v, m)] for m in (4, 8, 16))
+          and bool((v["bits"]["alibi"] < v["bits"]["none"]).all())),
+    Claim("7 NTK and YaRN beat RoPE at 2L-8L, YaRN by 1 bit at 8L; PI worse at 2L-8L; none within 1 bit of ALiBi "
+          "at 8L",
+          lambda v: all(v["scaled"][m][_i(v, k)] < v["bits"]["rope"][_i(v, k)] for m in ("ntk", "yarn") for k in (2, 4, 8))
+          and v["scaled"]["yarn"][_i(v, 8)] < v["bits"]["rope"][_i(v, 8)] - 1.0
+          and all(v["scaled"]["pi"][_i(v, k)] > v["bits"]["rope"][_i(v, k)] for k in (2, 4, 8))
+          and all(b[_i(v, 8)] > v["bits"]["alibi"][_i(v, 8)] + 1.0 for b in v["scaled"].values())),
+]
+
+CLAIMS_15_FINETUNE = [
+    Claim("8 every variant more than 0.6 bit better at 4L after the fine-tune",
+          lambda v: all(_ft(v, m, 4) < _zero_shot(v)[m][_i(v, 4)] - 0.6 for m in v["finetuned"])),
+    Claim("9 NTK, YaRN tuned at 4L below RoPE at L, ALiBi at 4L and plain tuned; PI tuned above plain",
+          lambda v: all(_ft(v, m, 4) < min(v["bits"]["rope"][0], v["bits"]["alibi"][_i(v, 4)])
+                        and _ft(v, m, 4) < _ft(v, "plain", 4) for m in ("ntk", "yarn"))
+          and _ft(v, "pi", 4) > _ft(v, "plain", 4)),
+    Claim("10 PI tuned more than 0.2 bit worse at L",
+          lambda v: _ft(v, "pi", 1) > v["bits"]["rope"][0] + 0.2),
+    Claim("11 tuned: 0.5 bit worse at 16L than 4L, behind ALiBi at 16L; plain best at 8L and 16L",
+          lambda v: all(_ft(v, m, 16) > _ft(v, m, 4) + 0.5 and _ft(v, m, 16) > v["bits"]["alibi"][_i(v, 16)]
+                        for m in v["finetuned"])
+          and all(_ft(v, "plain", k) <= _ft(v, m, k) for m in v["finetuned"] for k in (8, 16))),
+]

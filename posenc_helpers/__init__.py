@@ -3,7 +3,12 @@
 >>> from posenc_helpers import sinusoidal
 >>> sinusoidal(2, 4).round(4)
 array([ 0.9093, -0.4161,  0.02  ,  0.9998])
+
+``__version__`` is the installed distribution's version, which pyproject.toml
+sets (the one place the version is written).
 """
+
+from importlib import metadata as _metadata
 
 from .conventions import (
     half_split_to_interleaved,
@@ -29,6 +34,11 @@ from .scaling import (
     yarn_attention_factor,
     yarn_ramp,
 )
+
+try:
+    __version__ = _metadata.version("posenc_helpers")
+except _metadata.PackageNotFoundError:  # pragma: no cover - imported from a source tree never installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "alibi_bias",

@@ -95,6 +95,45 @@ def test_package_imports_without_jax_and_the_lab_says_what_to_install(blocked_en
     assert "posenc_helpers[jax]" in message and "make lab" in message and "jax is missing" in message, message
 
 
+#: The one line ``import posenc_helpers.lab`` raises without JAX: pip's command first, then the clone's.
+LAB_MESSAGE = (
+    "posenc_helpers.lab needs JAX, optax and tqdm (jax is missing): "
+    'run `pip install "posenc_helpers[jax]"`, or `make lab` in a clone of the repository'
+)
+
+
+def test_the_lab_without_jax_fails_with_one_line_and_no_chained_traceback(blocked_env):
+    """What a pip user sees: a traceback of one exception whose message names pip's command, then make's."""
+    result = _python("import posenc_helpers.lab", blocked_env)
+    assert result.returncode == 1, result.stderr
+    named = [line for line in result.stderr.splitlines() if re.match(r"[A-Za-z_][\w.]*(Error|Exception)\b", line)]
+    assert named == [f"ImportError: {LAB_MESSAGE}"], result.stderr
+    assert "During handling of the above exception" not in result.stderr, result.stderr
+    assert "The above exception was the direct cause" not in result.stderr, result.stderr
+    line = named[0]
+    assert 0 <= line.index('pip install "posenc_helpers[jax]"') < line.index("make lab"), line
+    # the extra the message names is pyproject's, and it holds what the blocker blocks
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    (extra,) = re.findall(r"posenc_helpers\[(\w+)\]", line)
+    assert extra == "jax" and extra in project["optional-dependencies"]
+    names = {re.match(r"[A-Za-z0-9_.-]+", req).group(0).lower() for req in project["optional-dependencies"][extra]}
+    assert names == set(BLOCKED)
+
+
+def test_a_lab_dependency_that_fails_to_import_keeps_its_reason_on_the_one_line(tmp_path):
+    """An installed but broken optax (a version clash, say) is not reported as missing (a stand-in jax, for speed)."""
+    (tmp_path / "jax.py").write_text("", encoding="utf-8")
+    (tmp_path / "optax.py").write_text("raise ImportError('optax 0.0 needs a newer jax')\n", encoding="utf-8")
+    path = os.pathsep.join([str(tmp_path), str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    result = _python("import posenc_helpers.lab", dict(os.environ, PYTHONPATH=path))
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        "ImportError: posenc_helpers.lab needs JAX, optax and tqdm (ImportError: optax 0.0 needs a newer jax): "
+        'run `pip install "posenc_helpers[jax]"`, or `make lab` in a clone of the repository'
+    ), result.stderr
+    assert "During handling of the above exception" not in result.stderr
+
+
 @pytest.mark.slow
 def test_every_lesson_passes_nbval_without_jax(blocked_env):
     notebooks = [str(p.relative_to(ROOT)) for p in lessons()]

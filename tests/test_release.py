@@ -1,8 +1,10 @@
 """A teacher's release and the launch links: one repository address, links that lead to files,
-Binder's requirements from the lock, the changelog's version, pre-commit's ruff, a pure wheel."""
+Binder's requirements from the lock, the changelog's version, pre-commit's ruff, a pure wheel, its
+PyPI page (docs/PYPI.md) and the wheel installed offline into a fresh environment."""
 
 from __future__ import annotations
 
+import email.parser
 import json
 import os
 import re
@@ -20,11 +22,19 @@ from packaging.markers import default_environment
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+import posenc_helpers
 from tools import book, nav
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+#: The wheel's long description: the package's page on PyPI, for pip users.
+PYPI = ROOT / "docs" / "PYPI.md"
+#: What ``import posenc_helpers.lab`` says without JAX (tests/test_no_jax.py checks the same line).
+LAB_MESSAGE = (
+    "posenc_helpers.lab needs JAX, optax and tqdm (jax is missing): "
+    'run `pip install "posenc_helpers[jax]"`, or `make lab` in a clone of the repository'
+)
 
 
 def _lock() -> dict[str, str]:
@@ -241,6 +251,11 @@ def test_pre_commit_runs_ruff_at_the_locks_version():
     ruff = repos["https://github.com/astral-sh/ruff-pre-commit"]
     assert ruff["rev"] == "v" + _lock()["ruff"]
     assert "ruff" in [hook["id"] for hook in ruff["hooks"]]
+    # ruff format on the notebooks, at the same pinned version, as make lint checks it
+    (fmt,) = [hook for hook in ruff["hooks"] if hook["id"] == "ruff-format"]
+    assert fmt["files"] == "^notebooks/"
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert "ruff format --check notebooks" in makefile
 
 
 def test_readme_lists_the_install_only_targets_next_to_lab_and_test():
@@ -252,19 +267,166 @@ def test_readme_lists_the_install_only_targets_next_to_lab_and_test():
     assert re.search(r"^book: \$\(VENV\)/\.installed-book$", makefile, re.M)
 
 
-@pytest.mark.slow
-def test_the_wheel_is_pure_python_and_its_core_needs_no_jax(tmp_path):
-    """Build the wheel offline (this environment's setuptools, no build isolation, no index)."""
-    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(tmp_path), "."]
+def test_the_version_is_pyprojects():
+    """``posenc_helpers.__version__`` is the installed metadata's, which pyproject.toml sets (a stale
+    editable install fails here: run ``make install``)."""
+    assert posenc_helpers.__version__ == PYPROJECT["project"]["version"]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel, built once per module, offline (this environment's setuptools, no build isolation, no index)."""
+    folder = tmp_path_factory.mktemp("wheel")
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(folder), "."]
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
-    (wheel,) = tmp_path.glob("*.whl")
-    assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
+    (built,) = folder.glob("*.whl")
+    return built
+
+
+def _metadata(wheel: Path) -> email.message.Message:
+    """The wheel's METADATA: the headers, and the long description as the body."""
     with zipfile.ZipFile(wheel) as archive:
-        meta = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
-        text = archive.read(meta).decode()
-    requires = [line.removeprefix("Requires-Dist: ") for line in text.splitlines() if line.startswith("Requires-Dist: ")]
+        name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        return email.parser.Parser().parsestr(archive.read(name).decode("utf-8"))
+
+
+@pytest.mark.slow
+def test_the_wheel_is_pure_python_and_its_core_needs_no_jax(wheel):
+    assert wheel.name.endswith("-py3-none-any.whl"), wheel.name
+    requires = _metadata(wheel).get_all("Requires-Dist")
     core = sorted(canonicalize_name(Requirement(r).name) for r in requires if "extra ==" not in r)
     assert core == ["ipywidgets", "matplotlib", "ml-dtypes", "numpy"]
     lab = sorted(canonicalize_name(Requirement(r).name) for r in requires if 'extra == "jax"' in r)
     assert lab == ["jax", "jaxlib", "optax", "tqdm"]
+
+
+# --- the PyPI page -----------------------------------------------------------------------
+
+
+def _link_targets(markdown: str) -> list[str]:
+    """Every link and image target: ``[text](target)``, ``![alt](target)``, ``[label]: target``, ``href=``, ``src=``."""
+    targets = re.findall(r"\]\(\s*<?([^)\s>]*)", markdown)
+    targets += re.findall(r"^ {0,3}\[[^\]]+\]:\s*<?([^\s>]+)", markdown, re.M)
+    targets += [m[1] for m in re.findall(r"\b(?:href|src)\s*=\s*([\"']?)([^\"'\s>]*)", markdown, re.I)]
+    return targets
+
+
+def _relative_targets(markdown: str) -> list[str]:
+    """The link and image targets a package index cannot follow: every one not starting with https://."""
+    return [t for t in _link_targets(markdown) if not t.startswith("https://")]
+
+
+def test_a_relative_link_or_image_is_caught():
+    text = '[a](LICENSE) ![b](../figures/x.png "t") [c] <img src="y.png"> <a href=notebooks/>n</a>\n\n[c]: docs/z.md\n'
+    assert sorted(_relative_targets(text)) == ["../figures/x.png", "LICENSE", "docs/z.md", "notebooks/", "y.png"]
+    assert _relative_targets("[ok](https://example.org/a) ![ok](https://example.org/b.png)") == []
+
+
+def _pypi_example() -> str:
+    """The usage example of docs/PYPI.md: its one ``python`` code block, in doctest form."""
+    (example,) = re.findall(r"^```python\n(.*?)^```$", PYPI.read_text(encoding="utf-8"), re.S | re.M)
+    return example
+
+
+def _run_example(python: str | Path, folder: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run docs/PYPI.md's example under doctest with ``python``, from ``folder`` (outside the repository)."""
+    path = folder / "pypi_example.txt"
+    path.write_text(_pypi_example(), encoding="utf-8")
+    command = [str(python), "-m", "doctest", "-o", "NORMALIZE_WHITESPACE", str(path)]
+    return subprocess.run(command, cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_the_pypi_page_has_only_absolute_links_into_the_repository_and_a_working_example(tmp_path):
+    text = PYPI.read_text(encoding="utf-8")
+    assert PYPROJECT["project"]["readme"] == {"file": "docs/PYPI.md", "content-type": "text/markdown"}
+    assert _relative_targets(text) == []
+    # the repository is pyproject's; a link to one of its files opens a file it has
+    repo, urls = nav.repository(), PYPROJECT["project"]["urls"]
+    own = [t for t in _link_targets(text) if t.startswith("https://github.com/")]
+    assert own and all(t == repo or t.startswith(repo + "/") for t in own), own
+    for target in own:
+        if target.startswith(f"{repo}/blob/"):
+            path = target.removeprefix(f"{repo}/blob/{nav.BRANCH}/")
+            assert path != target and (ROOT / path).is_file(), target
+    assert urls["Issues"] in own and urls["Documentation"] in _link_targets(text)
+    # both installs, the extra by its name in pyproject, and the licences of LICENSE and LICENSE-TEXT
+    assert "pip install posenc_helpers " in text and 'pip install "posenc_helpers[jax]"' in text
+    assert set(PYPROJECT["project"]["optional-dependencies"]) >= {"jax"}
+    assert PYPROJECT["project"]["license"] == "MIT" and "MIT licence" in text
+    assert "CC BY 4.0" in text and "(CC BY 4.0)" in (ROOT / "LICENSE-TEXT").read_text(encoding="utf-8")
+    # the example is 3 to 6 lines of code and its outputs are what the package prints
+    assert 3 <= _pypi_example().count(">>> ") <= 6
+    result = _run_example(sys.executable, tmp_path)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_the_wheels_description_is_the_pypi_page_and_its_version_is_pyprojects(wheel):
+    meta = _metadata(wheel)
+    version = PYPROJECT["project"]["version"]
+    assert meta["Version"] == version == posenc_helpers.__version__
+    assert meta["Description-Content-Type"] == "text/markdown"
+    description = meta.get_payload()
+    assert description == PYPI.read_text(encoding="utf-8")
+    assert _relative_targets(description) == []
+
+
+# --- the wheel in a fresh environment ----------------------------------------------------
+
+
+def _exception_lines(stderr: str) -> list[str]:
+    """The lines of a traceback that name an exception (``ImportError: …``, ``ModuleNotFoundError: …``)."""
+    return [line for line in stderr.splitlines() if re.match(r"[A-Za-z_][\w.]*(Error|Exception|Warning)\b", line)]
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_offline_into_a_fresh_environment_and_runs_without_jax(wheel, tmp_path):
+    """A pip user's install: the wheel and its dependencies only, at the lock's versions, from uv's cache.
+
+    The environment has no system site-packages and no user site, and every command runs outside the
+    repository, so a dependency the wheel forgot to declare fails here. Offline: when uv's cache lacks a
+    package (it is filled by ``make install``), the test is skipped and says so.
+    """
+    pytest.importorskip("uv")
+    venv = tmp_path / "venv"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env["PYTHONNOUSERSITE"] = "1"
+    uv = [sys.executable, "-m", "uv"]
+    result = subprocess.run(
+        [*uv, "venv", "--quiet", "--python", sys.executable, str(venv)], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "include-system-site-packages = false" in (venv / "pyvenv.cfg").read_text(encoding="utf-8")
+    constraints = tmp_path / "constraints.txt"
+    lock = (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines()
+    constraints.write_text("\n".join(line for line in lock if not line.startswith("-e ")) + "\n", encoding="utf-8")
+    python = venv / "bin" / "python"
+    install = [*uv, "pip", "install", "--offline", "--quiet", "--python", str(python), "-c", str(constraints), str(wheel)]
+    result = subprocess.run(install, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    if result.returncode != 0 and "network was disabled" in result.stderr:
+        pytest.skip(f"uv's cache lacks a dependency of the wheel (run make install once online): {result.stderr[-500:]}")
+    assert result.returncode == 0, result.stderr[-2000:]
+
+    def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(args, cwd=tmp_path, env=env, input=stdin, capture_output=True, text=True, timeout=120)
+
+    # the package is the wheel's, in the fresh environment, and it knows its version
+    code = "import posenc_helpers, sys; print(posenc_helpers.__version__); print(posenc_helpers.__file__.startswith(sys.prefix))"
+    result = run(str(python), "-c", code)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split() == [PYPROJECT["project"]["version"], "True"], result.stdout
+    # no JAX in it, and the lab says so in one line: pip's command first, then the clone's
+    result = run(str(python), "-c", "import jax")
+    assert result.returncode == 1 and "No module named 'jax'" in result.stderr, result.stderr
+    result = run(str(python), "-c", "import posenc_helpers.lab")
+    assert result.returncode == 1, result.stderr
+    assert _exception_lines(result.stderr) == [f"ImportError: {LAB_MESSAGE}"], result.stderr
+    assert "During handling of the above exception" not in result.stderr
+    assert "The above exception was the direct cause" not in result.stderr
+    # the PyPI page's example and its `posenc` command work as the page says
+    result = _run_example(python, tmp_path, env)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    result = run(str(venv / "bin" / "posenc"), stdin="PE 2 4\n")
+    assert result.returncode == 0 and result.stdout == "0.9093 -0.4161 0.0200 0.9998\n", result.stdout + result.stderr
+    assert 'echo "PE 2 4" | posenc` prints `0.9093 -0.4161 0.0200 0.9998`' in PYPI.read_text(encoding="utf-8")

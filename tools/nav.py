@@ -24,6 +24,7 @@ change, which is what the test suite runs.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import sys
@@ -261,7 +262,63 @@ def planned_changes(root: Path = ROOT) -> dict[Path, str]:
         new = with_repository(old, root)
         if new != old:
             changes[citation] = new
+    changelog = root / "CHANGELOG.md"
+    if changelog.is_file():
+        old = changelog.read_text(encoding="utf-8")
+        new = with_compare_links(old, root)
+        if new != old:
+            changes[changelog] = new
+    pypi = root / "docs" / "PYPI.md"
+    if pypi.is_file():
+        old = pypi.read_text(encoding="utf-8")
+        new = with_own_links(old, root)
+        if new != old:
+            changes[pypi] = new
     return changes
+
+
+_LINK_LINE = re.compile(r"^\[[^\]]+\]: \S+$")
+
+
+def with_compare_links(text: str, root: Path = ROOT) -> str:
+    r"""CHANGELOG text with its link lines at the end generated from its headings, as Keep a Changelog has them.
+
+    ``[Unreleased]`` compares the newest release's tag ``vX.Y.Z`` with ``HEAD``, each release the tag before it
+    with its own, and the oldest release links to its tag.
+
+    >>> text = "# Changelog\n\n## [Unreleased]\n\n## [0.2.0] - 2027-01-01\n\n## [0.1.0] - 2026-12-01\n"
+    >>> print(with_compare_links(text).split("\n\n")[-1].replace(repository(), "REPO"))
+    [Unreleased]: REPO/compare/v0.2.0...HEAD
+    [0.2.0]: REPO/compare/v0.1.0...v0.2.0
+    [0.1.0]: REPO/releases/tag/v0.1.0
+    <BLANKLINE>
+    """
+    repo = repository(root)
+    versions = re.findall(r"^## \[(\d+\.\d+\.\d+)\]", text, re.M)
+    lines = text.rstrip("\n").split("\n")
+    while lines and (not lines[-1].strip() or _LINK_LINE.match(lines[-1])):
+        lines.pop()
+    links = []
+    if re.search(r"^## \[Unreleased\]", text, re.M):
+        links.append(f"[Unreleased]: {repo}/compare/v{versions[0]}...HEAD" if versions else f"[Unreleased]: {repo}/commits/main")
+    links += [f"[{newer}]: {repo}/compare/v{older}...v{newer}" for newer, older in itertools.pairwise(versions)]
+    if versions:
+        links.append(f"[{versions[-1]}]: {repo}/releases/tag/v{versions[-1]}")
+    return "\n".join(lines) + "\n\n" + "\n".join(links) + "\n"
+
+
+def with_own_links(text: str, root: Path = ROOT) -> str:
+    """The package page's own addresses set to pyproject's: every GitHub repository link, and the website.
+
+    The page (docs/PYPI.md) links no other project on GitHub, so every ``https://github.com/OWNER/NAME`` in it is
+    the project's repository; its ``https://OWNER.github.io/NAME/`` is ``[project.urls] Documentation``.
+
+    >>> out = with_own_links("[r](https://github.com/old/n/issues) [w](https://old.github.io/n/)")
+    >>> out == f"[r]({repository()}/issues) [w]({project_urls()['Documentation']})"
+    True
+    """
+    text = GITHUB.sub(repository(root), text)
+    return re.sub(r"https://[A-Za-z0-9-]+\.github\.io/[A-Za-z0-9_.-]+/", project_urls(root)["Documentation"], text)
 
 
 def with_repository(text: str, root: Path = ROOT) -> str:

@@ -12,16 +12,21 @@ notebooks/13-trained-heads.ipynb.
 (('prev', 'first'), ('back3', 'recall'))
 """
 
-# The lab needs the `jax` extra (lessons 00-11 do not): say in one line what to install.
+# The lab needs the `jax` extra (lessons 00-11 do not): say in one line what to install, first for a
+# pip user, then for a clone of the repository. `from None`: no chained traceback above that line.
 try:
     import jax  # noqa: F401
     import optax  # noqa: F401
     import tqdm  # noqa: F401
 except ImportError as error:  # pragma: no cover - exercised by tests/test_no_jax.py in a subprocess
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        _why = f"{error.name.partition('.')[0]} is missing"
+    else:  # installed but failing to import (a version clash, say): keep its reason, on the same line
+        _why = " ".join(f"{type(error).__name__}: {error}".split())
     raise ImportError(
-        f"posenc_helpers.lab needs JAX, optax and tqdm ({error.name or 'one of them'} is missing): "
-        "run `make lab`, or `pip install 'posenc_helpers[jax]'`"
-    ) from error
+        f"posenc_helpers.lab needs JAX, optax and tqdm ({_why}): "
+        'run `pip install "posenc_helpers[jax]"`, or `make lab` in a clone of the repository'
+    ) from None
 
 import os as _os
 from pathlib import Path as _Path

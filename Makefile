@@ -1,5 +1,5 @@
 # Two commands are all a newcomer needs (see README.md):
-#   make lab    install the learner's set into .venv, then open JupyterLab on notebooks/
+#   make lab    install every lesson's packages into .venv, then open JupyterLab on notebooks/
 #   make test   install everything into .venv, then lint, check the lock and run every test
 # Install only (nothing starts): make install-lessons (00-11 and 14, no JAX), make install-lab (every
 # lesson, JAX included), make install-book (the book builder), make install (everything).
@@ -21,6 +21,7 @@ CONSTRAINTS := $(VENV)/constraints.txt
 # to the environment's settings folder (share/jupyter/lab/settings/overrides.json).
 LAB_FLAGS := $(ROOT_FLAG) --LabApp.news_url=None --LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+PORT_FLAG := $(if $(PORT),--ServerApp.port=$(PORT),)
 
 .PHONY: install install-lessons install-lab install-book lessons lab test test-fast test-all lint lock lock-check binder book \
         notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text lab-heldout present citation clean
@@ -86,12 +87,13 @@ install-lab: $(VENV)/.installed-lab
 install-book: $(VENV)/.installed-book
 
 # Rooted at the repo (so the notebooks' ../figures/ images load), opening in notebooks/.
+# PORT=8890 picks the port (JupyterLab's default, 8888, or the next free one, otherwise).
 lab: $(VENV)/.installed-lab
-	$(VENV)/bin/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
+	$(VENV)/bin/jupyter lab $(LAB_FLAGS) $(PORT_FLAG) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
 
-# The same JupyterLab with the light set: lessons 00-11 and 14 run, 12, 13 and 15 say what to install.
+# The same JupyterLab with install-lessons' packages: lessons 00-11 and 14 run, 12, 13 and 15 say what to install.
 lessons: $(VENV)/.installed-lessons
-	$(VENV)/bin/jupyter lab $(LAB_FLAGS) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
+	$(VENV)/bin/jupyter lab $(LAB_FLAGS) $(PORT_FLAG) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
 
 # The test targets run pytest in two worker processes (pytest-xdist), each test file whole in one of
 # them (a notebook's cells share one kernel), the longest files first (conftest.py); XDIST= runs
@@ -100,32 +102,35 @@ XDIST ?= -n 2 --dist loadfile --no-loadscope-reorder
 
 # Lint first, then the lock check, then every test but the full retraining: unit, property and
 # doctests, every notebook under nbval, the lessons without JAX, the book, the browser, the claims on
-# the stored held-out rows and a sample of rows retrained (the README gives its measured time).
+# the stored held-out rows and a sample of rows retrained (docs/PERFORMANCE.md gives its measured time).
 test: $(VENV)/.installed
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory lock-check
 	$(PY) -m pytest $(XDIST) -m "not full"
 
 # The contributor's loop: lint, unit, property and doctests, lessons 00-11 and 14 under nbval; no lab
-# training, no browser (CONTRIBUTING.md gives its measured time).
+# training, no browser (docs/PERFORMANCE.md gives its measured time).
 test-fast: $(VENV)/.installed
 	@$(MAKE) --no-print-directory lint
 	$(PY) -m pytest $(XDIST) -m "not slow and not browser"
 
 # Everything make test runs, and the tests marked `full`: the held-out seeds and the text lab's
 # held-out seed retrained and compared with the stored rows (before a release, after any change to
-# posenc_helpers/lab; CONTRIBUTING.md gives its measured time).
+# posenc_helpers/lab; docs/PERFORMANCE.md gives its measured time).
 test-all: $(VENV)/.installed
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory lock-check
 	$(PY) -m pytest $(XDIST)
 
-# ruff over the Python files, then over the notebooks (reported separately).
+# ruff over the Python files, then over the notebooks, then ruff format over the notebooks (each reported
+# separately).
 lint: $(VENV)/.installed
 	@echo "== ruff: posenc_helpers, tests, benchmarks, tools"; \
 	$(PY) -m ruff check --extend-exclude '*.ipynb' .; code=$$?; \
 	echo "== ruff: notebooks"; \
 	$(PY) -m ruff check notebooks || code=1; \
+	echo "== ruff format: notebooks"; \
+	$(PY) -m ruff format --check notebooks || code=1; \
 	exit $$code
 
 # Rewrite requirements.txt from pyproject.toml (existing pins kept; UPGRADE=1 takes the newest).
@@ -168,22 +173,20 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/bench_lab.py
 
 # Regenerate posenc_helpers/lab/results.json, the extrapolation lab's sweep that notebooks 12 and
-# 13 read: 7 schemes x 2 tasks x 5 seeds, RoPE also rescaled and fine-tuned (1,387 s measured on 2
-# shared cores, load average 4).
+# 13 read: 7 schemes x 2 tasks x 5 seeds, RoPE also rescaled and fine-tuned (docs/PERFORMANCE.md
+# gives the measured times of every target).
 lab-results: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.results
 
 # Regenerate posenc_helpers/lab/results_extra.json, the extra tasks (back3, recall) that notebook 12
-# reads: 7 schemes x 2 tasks x 5 seeds, recall's RoPE models also rescaled and fine-tuned (1,046 s
-# measured on 2 shared cores, load average 1.1 at the start and 3.8 at the end).
+# reads: 7 schemes x 2 tasks x 5 seeds, recall's RoPE models also rescaled and fine-tuned.
 lab-results-extra: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.results --extra
 
 # Regenerate posenc_helpers/lab/text_results.json, the lab on real text: character-level models of
 # 5 schemes x 3 seeds on posenc_helpers/lab/data/tragedies.txt, each RoPE model also fine-tuned for
-# 100 steps at 4L per rescaling (43 minutes measured on a shared, loaded 2-core machine before the
-# fine-tunes were added; training alone is about 160 s of CPU per model, so at least 20 minutes on
-# 2 quiet cores). `python -m posenc_helpers.lab.text --rope-only` recomputes only the RoPE rows.
+# 100 steps at 4L per rescaling. `python -m posenc_helpers.lab.text --rope-only` recomputes only the
+# RoPE rows.
 lab-text: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.text
 
@@ -194,7 +197,7 @@ lab-heldout: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.results --held-out
 	$(PY) -m posenc_helpers.lab.text --held-out
 
-# Key press to new figure in a real Chromium, per demo (about 5 minutes).
+# Key press to new figure in a real Chromium, per demo.
 bench-browser: $(VENV)/.installed
 	$(PY) benchmarks/bench_browser.py
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html.parser
 import json
 import re
 from pathlib import Path
@@ -111,6 +112,10 @@ def test_math_is_served_from_the_site_itself(built_book):
     assert any(s.endswith("_static/mathjax/tex-chtml.js") for s in scripts), scripts
     assert (built_book / "_static" / "mathjax" / "tex-chtml.js").is_file()
     assert not [s for s in scripts if s.startswith(("http://", "https://", "//"))], scripts
+    # the textmacros extension (\text{head\_dim} shows head_dim), loaded from the site's own copy
+    config = json.loads(re.search(r"<script>window\.MathJax = (\{.*\})</script>", html).group(1))
+    assert "[tex]/textmacros" in config["loader"]["load"] and "textmacros" in config["tex"]["packages"]["[+]"]
+    assert (built_book / "_static" / "mathjax" / "input" / "tex" / "extensions" / "textmacros.js").is_file()
 
 
 @pytest.mark.slow  # reads the whole book, which Sphinx builds once per session (10-20 s)
@@ -128,3 +133,70 @@ def test_every_pages_launch_buttons_open_that_notebook(built_book):
         hrefs = set(re.findall(r'href="(https://(?:colab\.research\.google\.com|mybinder\.org)/[^"]+)"', html))
         assert hrefs == {nav.colab_url(rel), nav.binder_url(rel)}, (rel, hrefs)
         assert (ROOT / rel).is_file()
+
+
+class _Landing(html.parser.HTMLParser):
+    """A built page's ``<title>``, the header's site title, the article's first ``<h1>`` and its links."""
+
+    def __init__(self):
+        super().__init__()
+        self.title, self.site_title, self.h1, self.links = "", "", None, []
+        self._into, self._in_article, self._href = None, False, None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "article":
+            self._in_article = True
+        if tag == "title":
+            self._into = "title"
+        elif tag == "p" and "logo__title" in (attrs.get("class") or "").split():
+            self._into = "site_title"
+        elif tag == "h1" and self._in_article and self.h1 is None:
+            self.h1, self._into = "", "h1"
+        elif tag == "a" and self._into == "h1":
+            self._into = None  # the heading's permalink (#)
+        if tag == "a" and self._in_article and attrs.get("href"):
+            self._href = [attrs["href"], ""]
+            self.links.append(self._href)
+
+    def handle_endtag(self, tag):
+        if tag in {"title", "p", "h1"}:
+            self._into = None
+        if tag == "a":
+            self._href = None
+        if tag == "article":
+            self._in_article = False
+
+    def handle_data(self, data):
+        if self._into:
+            setattr(self, self._into, getattr(self, self._into) + data)
+        if self._href is not None:
+            self._href[1] += data
+
+
+def test_the_landing_page_links_the_readme_and_has_the_sites_title(tmp_path):
+    """Fast: the staged sources. The landing page's heading is the site's title, its README a link."""
+    src = book.stage(tmp_path / "src", ROOT)
+    index = (src / "index.md").read_text(encoding="utf-8")
+    config = json.loads((src / "_config.yml").read_text(encoding="utf-8"))  # JSON, which is YAML
+    assert index.splitlines()[0] == f"# {config['title']}" == f"# {book.TITLE}"
+    assert f"(see [its README]({book.README_URL}))" in index
+    # the README of the repository that pyproject.toml's [project.urls] names, on the book's branch
+    assert book.README_URL == f"{nav.repository()}/blob/{nav.BRANCH}/README.md"
+    assert (ROOT / "README.md").is_file()
+
+
+@pytest.mark.slow  # reads the whole book, which Sphinx builds once per session (10-20 s)
+def test_the_built_landing_page_links_the_readme_under_the_sites_one_title(built_book):
+    page = _Landing()
+    page.feed((built_book / "index.html").read_text(encoding="utf-8"))
+    heading = page.h1.strip()
+    assert heading == book.TITLE
+    assert page.site_title.strip() == heading  # the header's title is the page's heading
+    assert page.title.split(" \u2014 ")[0] == heading  # <title>: the page's title, then the site's
+    assert page.title.split(" \u2014 ")[-1] == heading
+    assert [book.README_URL, "its README"] in page.links, page.links
+    # every other page is under the same site title
+    other = _Landing()
+    other.feed(_html(built_book, nav.entries(ROOT)[0]))
+    assert other.site_title.strip() == heading and other.title.endswith(f" \u2014 {heading}")

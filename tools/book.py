@@ -22,7 +22,12 @@ into ``build/book/_build/html`` (open ``index.html``; no server needed). It
 * takes the repository's address from ``pyproject.toml``'s ``[project.urls]``
   (:func:`tools.nav.repository`) for the repository, Binder and Colab buttons;
 * renders math offline: MathJax is bundled by ``sphinx-mathjax-offline`` and
-  nothing is loaded from a CDN, at build time or when the page is viewed.
+  nothing is loaded from a CDN, at build time or when the page is viewed; the
+  bundle's ``textmacros`` extension is loaded, as JupyterLab's MathJax does, so
+  ``\\text{head\\_dim}`` shows ``head_dim`` (see :data:`MATHJAX`);
+* gives the site one title, :data:`TITLE`, the landing page's heading too;
+* keeps every page within a phone's width (:data:`CSS`): long inline code wraps,
+  and maths wider than the column scrolls inside its own box.
 
 ``--strict`` turns every Sphinx warning into an error (the test builds that way).
 """
@@ -62,7 +67,20 @@ PROGRESS_BAR = re.compile(r"\d+%\|.*\| *\d+/\d+ \[")
 #: The repository, from pyproject.toml's [project.urls] (the one place it is written).
 REPOSITORY = nav.repository()
 
-INDEX = """# posenc: how a transformer knows where a token is
+#: The repository's README, which the landing page links to.
+README_URL = f"{REPOSITORY}/blob/{nav.BRANCH}/README.md"
+
+#: The site's one title: the header's (Sphinx's ``html_title``), and the landing page's heading.
+TITLE = "posenc: how a transformer knows where a token is"
+
+#: MathJax 3's configuration (``mathjax3_config``): the ``textmacros`` extension, so text mode
+#: (``\text{...}``) understands ``\_`` as an underscore, as JupyterLab's MathJax does. The
+#: loader takes it from ``[tex]/textmacros``, ``input/tex/extensions/textmacros.js`` beside
+#: the bundled ``tex-chtml.js`` in ``_static/mathjax`` (``sphinx-mathjax-offline`` copies the
+#: whole MathJax folder), so it is served by the site itself like the rest of MathJax.
+MATHJAX = {"loader": {"load": ["[tex]/textmacros"]}, "tex": {"packages": {"[+]": ["textmacros"]}}}
+
+INDEX = """# {title}
 
 Notebooks that teach positional encoding, from the sinusoids of the original
 transformer to the rotary embeddings (RoPE) inside today's open models. Every
@@ -71,7 +89,7 @@ an `assert`.
 
 This site is the static book: the notebooks with their stored outputs, to read
 without installing anything. The slider demos need a running Python kernel; to
-move them, clone the repository and run `make lab` (see its README).
+move them, clone the repository and run `make lab` (see [its README]({readme})).
 
 Start with the first chapter in the sidebar, or pick one:
 
@@ -158,7 +176,7 @@ def toc(root: Path = ROOT) -> dict:
 def config() -> dict:
     """``_config.yml`` (as a dict)."""
     return {
-        "title": "posenc: positional encoding, computed",
+        "title": TITLE,
         "author": "posenc contributors",
         "copyright": "2026",
         "only_build_toc_files": True,
@@ -176,6 +194,7 @@ def config() -> dict:
             "config": {
                 # MathJax from the bundled copy in _static/mathjax, never a CDN.
                 "mathjax_path": "mathjax/tex-chtml.js",
+                "mathjax3_config": MATHJAX,
                 # No require.js / widget manager from a CDN: the book's widgets are static notes.
                 "nb_ipywidgets_js": {},
                 "html_show_copyright": True,
@@ -187,14 +206,41 @@ def config() -> dict:
     }
 
 
-#: The book's own style sheet (``_static/posenc.css``): an 88-column code line fits the text
+#: The book's own style sheet (``_static/posenc.css``). An 88-column code line fits the text
 #: column at 1280 px (752 px wide, the code box 684 px): 88 characters of a 12 px monospace
-#: font take about 640 px.
-CSS = """/* posenc: code cells fit 88 columns in the text column (tools/book.py writes this file) */
+#: font take about 640 px. On a phone (390 px) nothing widens the page: inline code (a file
+#: path such as ``src/transformers/models/deepseek_v3/modeling_deepseek_v3.py``) wraps, where
+#: Sphinx's ``span.pre`` would keep each word on one line; code blocks keep scrolling inside
+#: their own box; maths wider than the column scrolls inside its own box, where the theme clips
+#: inline maths (``span.math`` is ``overflow: hidden``). MathJax's hidden copy for screen
+#: readers (``mjx-assistive-mml``) is a few pixels wider than the typeset formula; it is held to
+#: the formula's box, or every inline formula would scroll by those few pixels.
+CSS = """/* posenc (tools/book.py writes this file) */
+
+/* code cells fit 88 columns in the text column */
 div.cell div.highlight pre, div.cell_output pre {
   font-size: 12px;
   padding-left: 0.75rem;
   padding-right: 0.75rem;
+}
+
+/* long inline code wraps rather than widen the page (code blocks, pre, scroll in their box) */
+code.literal, code.literal span.pre {
+  overflow-wrap: anywhere;
+  white-space: normal;
+}
+
+/* maths wider than the column scrolls inside its own box, neither clipped nor widening the page */
+span.math {
+  overflow-x: auto;
+  overflow-y: hidden;
+}
+mjx-container[display="true"] {
+  max-width: 100%;
+  overflow-x: auto;
+}
+span.math mjx-container mjx-assistive-mml {
+  max-width: 100% !important;
 }
 """
 
@@ -216,7 +262,7 @@ def stage(src: Path, root: Path = ROOT) -> Path:
         nb = json.loads(entry.path.read_text(encoding="utf-8"))
         (src / rel).write_text(json.dumps(book_notebook(nb, str(rel)), indent=1) + "\n", encoding="utf-8")
     chapters = "\n".join(f"- [{e.number}. {e.title}](notebooks/{e.path.name})" for e in nav.entries(root))
-    (src / "index.md").write_text(INDEX.format(chapters=chapters), encoding="utf-8")
+    (src / "index.md").write_text(INDEX.format(title=TITLE, readme=README_URL, chapters=chapters), encoding="utf-8")
     (src / "_toc.yml").write_text(_yaml(toc(root)), encoding="utf-8")
     (src / "_config.yml").write_text(_yaml(config()), encoding="utf-8")
     (src / "_static").mkdir()

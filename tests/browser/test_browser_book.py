@@ -4,6 +4,11 @@ Every request the pages make is recorded; one that leaves 127.0.0.1 (a CDN) fail
 At 1280 px (the page fixture's viewport) no display equation is wider than its column, at
 most a few code cells scroll sideways, no nbval marker shows, no stored progress bar became
 a "Live demo" note, and the page has one search box.
+
+Every page of the book, once typeset, shows no TeX escape ``\\_`` (MathJax's ``textmacros``,
+loaded from the site, turns ``\\text{head\\_dim}`` into head_dim), and at a phone's width
+(390 px) no page scrolls sideways: long inline code wraps, and maths wider than the column
+scrolls inside its own box.
 """
 
 from __future__ import annotations
@@ -24,8 +29,18 @@ ROOT = Path(__file__).resolve().parents[2]
 #: extrapolation lab (its training cells once showed ten progress bars in a row).
 PAGES = ["01-clock-hands", "04-rope", "10-precision", "12-extrapolation-lab"]
 
+#: Every page of the book: the landing page, each lesson, each worked solution.
+ALL_PAGES = (
+    ["index"]
+    + [f"notebooks/{e.path.stem}" for e in nav.entries(ROOT)]
+    + [f"notebooks/solutions/{e.path.stem}" for e in nav.solutions(ROOT)]
+)
+
 #: Code cells a page may have that scroll sideways (a wide table printed by a cell, say).
 MAX_SCROLLING_CODE_CELLS = 2
+
+#: A phone's viewport (an iPhone 12 to 15: 390 x 844 CSS pixels).
+PHONE = {"width": 390, "height": 844}
 
 #: Display equations whose typeset width exceeds their column (a sideways scroll or a cut).
 _WIDE_EQUATIONS = """() => [...document.querySelectorAll('mjx-container[display="true"]')]
@@ -36,6 +51,36 @@ _WIDE_EQUATIONS = """() => [...document.querySelectorAll('mjx-container[display=
 _SCROLLING_CODE = """() => [...document.querySelectorAll('.cell_input pre')]
   .filter(p => p.scrollWidth > p.clientWidth + 1)
   .map(p => p.textContent.split('\\n').find(l => l.length > 0).slice(0, 60))"""
+
+#: The page's own width and the viewport's: wider means the page itself scrolls sideways.
+_PAGE_WIDTH = "() => ({page: document.documentElement.scrollWidth, viewport: window.innerWidth})"
+
+#: What sticks out past the viewport's right edge: each outermost element that does, outside any
+#: box that scrolls or clips (a code block's spans) and not fixed (the theme's folded sidebars).
+_STICKING_OUT = """() => {
+  const edge = window.innerWidth + 1;
+  const inBox = e => { if (getComputedStyle(e).position === 'fixed') return true;
+    for (let a = e.parentElement; a; a = a.parentElement) {
+      const style = getComputedStyle(a);
+      if (style.overflowX !== 'visible' || style.position === 'fixed') return true;
+    }
+    return false; };
+  return [...document.querySelectorAll('body *')]
+    .filter(e => e.getBoundingClientRect().right > edge
+      && !(e.parentElement && e.parentElement.getBoundingClientRect().right > edge) && !inBox(e))
+    .slice(0, 5)
+    .map(e => `${e.tagName.toLowerCase()}.${[...e.classList].join('.')} to ${Math.round(e.getBoundingClientRect().right)} px: `
+      + (e.textContent || '').trim().slice(0, 60));
+}"""
+
+#: Typeset maths wider than its box (inline maths' span.math, a display equation's container)
+#: that the box cuts off instead of scrolling.
+_CLIPPED_MATH = """() => [...document.querySelectorAll('span.math, mjx-container[display="true"]')]
+  .map(box => [box, box.querySelector('mjx-math')])
+  .filter(([box, m]) => m && m.getBoundingClientRect().width > box.clientWidth + 1
+    && !['auto', 'scroll'].includes(getComputedStyle(box).overflowX))
+  .map(([box, m]) => `${Math.round(m.getBoundingClientRect().width)} px in ${box.clientWidth} px: `
+    + (box.getAttribute('aria-label') || box.textContent || '').slice(0, 60))"""
 
 #: Search boxes and search buttons a reader can see.
 _SEARCH_BOXES = """() => [...document.querySelectorAll(
@@ -59,10 +104,14 @@ _PROSE_TEXT = """() => {
 }"""
 
 
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # no line per request on stderr
+        pass
+
+
 @pytest.fixture(scope="module")
 def book_server(built_book):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(built_book))
-    handler.log_message = lambda *args: None
+    handler = functools.partial(_QuietHandler, directory=str(built_book))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -73,22 +122,47 @@ def book_server(built_book):
         server.server_close()
 
 
-@pytest.mark.parametrize("name", PAGES)
-def test_book_page(page, book_server, artifacts, name):
-    outside = []
+@pytest.fixture
+def phone_page(chromium):
+    """A page at a phone's width (:data:`PHONE`), as the ``page`` fixture is at 1280 px."""
+    context = chromium.new_context(viewport=PHONE, device_scale_factor=1)
+    page = context.new_page()
+    page.set_default_timeout(60000)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def _open(page, book_server: str, path: str) -> dict[str, list[str]]:
+    """Open ``path`` (``index``, ``notebooks/04-rope``) once typeset, its images loaded.
+
+    Returns the requests made, ``{"site": [...], "outside": [...]}``; each one outside
+    ``book_server`` was refused.
+    """
+    requests = {"site": [], "outside": []}
 
     def guard(route):
         if route.request.url.startswith(book_server):
+            requests["site"].append(route.request.url)
             route.continue_()
         else:
-            outside.append(route.request.url)
+            requests["outside"].append(route.request.url)
             route.abort()
 
     page.route("**/*", guard)
-    page.goto(f"{book_server}/notebooks/{name}.html", wait_until="load")
-    page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
-    page.evaluate("() => MathJax.startup.promise")
+    page.goto(f"{book_server}/{path}.html", wait_until="load")
+    # a page without math has no MathJax script at all
+    if page.evaluate("() => !!document.querySelector('script[src*=\"mathjax/\"]')"):
+        page.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+        page.evaluate("() => MathJax.startup.promise")
     page.wait_for_function("() => [...document.images].every(i => i.complete)")
+    return requests
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_book_page(page, book_server, artifacts, name):
+    outside = _open(page, book_server, f"notebooks/{name}")["outside"]
 
     # math typeset: MathJax rendered formulas, and no raw $ is left in the prose
     assert page.locator("mjx-container").count() > 0, "no typeset math"
@@ -133,3 +207,31 @@ def test_book_page(page, book_server, artifacts, name):
     shot = artifacts / f"book-{name}.png"
     page.screenshot(path=str(shot), full_page=False)
     assert shot.stat().st_size > 0
+
+
+@pytest.mark.parametrize("path", ALL_PAGES)
+def test_no_tex_escape_shows_on_a_page(page, book_server, path):
+    """Typeset, no page shows ``\\_``: ``\\text{attn\\_scale}`` reads attn_scale, as in JupyterLab."""
+    requests = _open(page, book_server, path)
+    text = page.evaluate("() => document.body.innerText")
+    assert "\\_" not in text, [line for line in text.splitlines() if "\\_" in line][:5]
+    assert page.locator("mjx-merror").count() == 0, "MathJax could not typeset a formula"
+    if page.locator("mjx-container").count():
+        # the extension came from the site's own MathJax copy
+        textmacros = "/_static/mathjax/input/tex/extensions/textmacros.js"
+        assert [u for u in requests["site"] if u.endswith(textmacros)], f"{textmacros} was not loaded"
+    assert requests["outside"] == [], f"requests left 127.0.0.1: {requests['outside']}"
+
+
+@pytest.mark.parametrize("path", ALL_PAGES)
+def test_no_page_scrolls_sideways_on_a_phone(phone_page, book_server, path):
+    """At 390 px the page itself is no wider than the screen; wide maths scrolls in its own box."""
+    requests = _open(phone_page, book_server, path)
+    width = phone_page.evaluate(_PAGE_WIDTH)
+    assert width["viewport"] == PHONE["width"]
+    assert width["page"] <= width["viewport"] + 1, (
+        f"the page is {width['page']} px wide on a {width['viewport']} px screen: {phone_page.evaluate(_STICKING_OUT)}"
+    )
+    clipped = phone_page.evaluate(_CLIPPED_MATH)
+    assert clipped == [], f"maths cut off by its box instead of scrolling: {clipped[:5]}"
+    assert requests["outside"] == [], f"requests left 127.0.0.1: {requests['outside']}"

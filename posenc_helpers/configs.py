@@ -839,15 +839,16 @@ def _nested_params(config: dict, family: str, types: list[str], notes: list[str]
                        else "the config class's default_theta")
                 notes.append(f"{t}: base {default:,.0f} assumed ({why})")
     elif nested:
-        out = {k: dict(x) for k, x in rp.items() if isinstance(x, dict)}
-        top = config.get("rope_theta")
-        for t, x in out.items():
-            if x.get("rope_theta") is None:
-                x["rope_theta"] = top if top is not None else DEFAULT_BASE
-                notes.append(f"{t}: base {x['rope_theta']:,.0f} from "
-                             + ("the top-level rope_theta" if top is not None else "nowhere: 10,000 assumed"))
-        if scaling:
-            raise ValueError("the config has both a nested rope_parameters and rope_scaling; read one, not both")
+        # Only the four families above build a rotary embedding per layer type. Every other family's rotary class
+        # (e.g. Qwen3RotaryEmbedding in models/qwen3/modeling_qwen3.py, transformers 5.24.0) reads one flat dict,
+        # self.config.rope_parameters["rope_type"], and a rope_parameters nested under declared layer types has no
+        # such key: transformers raises a KeyError when it builds the model. So does the reader, by name.
+        raise ValueError(
+            f"rope_parameters is nested by layer type ({', '.join(repr(k) for k in rp)}), but model_type "
+            f"{config.get('model_type', family)!r} reads one flat rope_parameters ({_FAMILY_NAMES[family]}'s rotary "
+            "embedding reads rope_parameters['rope_type']; transformers 5 raises a KeyError building the model): "
+            "give one flat dict"
+        )
     else:
         flat = dict(scaling or rp or {})
         if not flat and family == "gpt_oss":
@@ -1194,8 +1195,10 @@ def layer_positions(config) -> list[LayerPositions]:
     """One :class:`LayerPositions` per decoder layer, as transformers 5's code for the model computes them.
 
     Reads ``layer_types`` (default: every layer ``"full_attention"``, or the family's own rule when the
-    config's ``model_type`` names one, see :data:`FAMILIES`), ``rope_parameters`` flat or nested by layer type
-    (and the older ``rope_scaling`` + ``rope_theta``), ``sliding_window``, ``sliding_window_pattern``,
+    config's ``model_type`` names one, see :data:`FAMILIES`), ``rope_parameters`` flat, or nested by layer type
+    for the families whose code reads it so (Gemma 3 and 4, OLMo 3, ModernBERT; for any other, a nested one is
+    refused, as transformers 5 raises building that model) (and the older ``rope_scaling`` + ``rope_theta``),
+    ``sliding_window``, ``sliding_window_pattern``,
     ``rope_local_base_freq`` (Gemma 3), ``global_rope_theta`` / ``local_rope_theta`` /
     ``global_attn_every_n_layers`` (ModernBERT), ``no_rope_layers`` (Llama 4, SmolLM3: **1 means RoPE, 0 means
     none**), ``attention_chunk_size``, ``full_attention_interval`` (Qwen3-Next), ``partial_rotary_factor``, the

@@ -339,6 +339,23 @@ def test_a_family_the_reader_does_not_transcribe_is_refused_by_name(cfg, key):
         assert who in str(raised.value) and "refuses rather than guess" in str(raised.value)
 
 
+@pytest.mark.parametrize("model_type", ["qwen3", "qwen2", "llama4_text", "exaone4", "cohere2", "smollm3", "mistral"])
+def test_a_nested_rope_parameters_is_refused_where_the_familys_rotary_reads_one_flat_dict(model_type):
+    # transformers 5.24.0: only Gemma 3 and 4, OLMo 3 and ModernBERT build a rotary embedding per layer type; the
+    # others read config.rope_parameters["rope_type"], which a dict nested under declared layer types lacks, and
+    # raise a KeyError when the model is built (models/qwen3/modeling_qwen3.py, Qwen3RotaryEmbedding.__init__)
+    cfg = {"model_type": model_type, "num_hidden_layers": 2, "head_dim": 64, "num_attention_heads": 4,
+           "hidden_size": 256, "max_position_embeddings": 4096, "layer_types": ["full_attention"] * 2,
+           "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e6}}}
+    for read in (layer_positions, describe_config, frequencies_from_config):
+        with pytest.raises(ValueError, match="nested by layer type") as raised:
+            read(cfg)
+        assert repr(model_type) in str(raised.value) and "one flat" in str(raised.value)
+    flat = {**cfg, "rope_parameters": {"rope_type": "default", "rope_theta": 1e6}}
+    # the same numbers, flat, are read (Cohere 2 and EXAONE 4 rotate on their sliding layers only)
+    assert all(x.base == 1e6 for x in layer_positions(flat) if x.rope)
+
+
 def test_a_family_the_reader_does_not_know_is_read_where_no_family_could_differ():
     # one scheme on every layer, no window, no family scale: every Llama-style code reads it the same way
     plain = {"model_type": "some_new_model", "num_hidden_layers": 3, "head_dim": 64, "rope_theta": 5e5,

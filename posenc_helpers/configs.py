@@ -584,7 +584,7 @@ FAMILIES = {
     "modernbert": "modernbert",
     "gpt_oss": "gpt_oss",
     "ministral3": "ministral3",
-    "qwen2": "qwen_window", "qwen3": "qwen_window", "qwen3_moe": "qwen_window",
+    "qwen2": "qwen_window", "qwen3": "qwen_window", "qwen3_moe": "qwen3_moe",
     "mistral": "mistral",
     "gptj": "gptj", "gpt_neox": "gpt_neox",
 }
@@ -774,7 +774,8 @@ def _pattern_types(n: int, every: int, key: str, *, offset: int = 1) -> list[str
 
 
 # families whose transformers-5 config class declares no layer_types (so a nested rope_parameters is not read)
-_NO_LAYER_TYPES = ("generic", "mistral", "gptj", "gpt_neox", "deepseek_v3", "qwen2_vl", "qwen3_vl", "ministral3")
+_NO_LAYER_TYPES = ("generic", "mistral", "qwen3_moe", "gptj", "gpt_neox", "deepseek_v3", "qwen2_vl", "qwen3_vl",
+                   "ministral3")
 
 
 def _nested_params(config: dict, family: str, types: list[str], notes: list[str]) -> dict[str, dict]:
@@ -881,6 +882,11 @@ def _nested_params(config: dict, family: str, types: list[str], notes: list[str]
 def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[list[str], list[bool]]:
     """``layer_types`` and whether each layer has RoPE, with each family's defaults."""
     types = config.get("layer_types")
+    if family == "qwen3_moe" and types is not None:
+        raise ValueError(
+            "layer_types: model_type 'qwen3_moe' reads none (configuration_qwen3_moe.py declares no layer_types, "
+            "and modeling_qwen3_moe.py windows every layer or none, by use_sliding_window); remove layer_types"
+        )
     nope = config.get("no_rope_layers")
     if family == "llama4" and nope is not None and len(nope) == 0:
         nope = None  # Llama4TextConfig: "self.no_rope_layers if self.no_rope_layers else default"
@@ -930,12 +936,16 @@ def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[l
             sliding = config.get("use_sliding_window", False) and config.get("sliding_window") is not None
             types = ["sliding_attention" if sliding and not r else "full_attention" for r in nope]
         elif family == "qwen_window":
-            sliding = config.get("use_sliding_window", False) and config.get("sliding_window") is not None
+            # configuration_qwen2.py / configuration_qwen3.py: sliding_window (default 4096) only with
+            # use_sliding_window, and then on the layers from max_window_layers (default 28) on
+            sliding = config.get("use_sliding_window", False) and config.get("sliding_window", 4096) is not None
             first = config.get("max_window_layers", 28)
             types = ["sliding_attention" if sliding and i >= first else "full_attention" for i in range(n)]
+        elif family == "qwen3_moe":
+            types = ["full_attention"] * n  # a window, when there is one, is on every layer (_window)
         else:
             types = ["full_attention"] * n
-            if config.get("sliding_window") is not None and family not in ("mistral",):
+            if config.get("sliding_window") is not None and family not in ("mistral", "qwen3_moe"):
                 notes.append(
                     "sliding_window given without layer_types: every layer read as full attention, as Llama-style "
                     "code does (Mistral's code applies the window to every layer: give model_type to be exact)"
@@ -974,6 +984,8 @@ _CLASS_DEFAULTS = {
     "gemma3": [("sliding_window", 4096, _sliding)],
     "gemma4": [("sliding_window", 512, _sliding), ("global_head_dim", 512, lambda t, r: t == "full_attention")],
     "cohere2": [("sliding_window", 4096, _sliding)],
+    "qwen_window": [("sliding_window", 4096, _sliding)],
+    "mistral": [("sliding_window", 4096, lambda t, r: True)],
     "exaone4": [("sliding_window", 4096, lambda t, r: True)],
     "olmo3": [("sliding_window", 4096, _sliding)],
     "gpt_oss": [("sliding_window", 128, _sliding)],
@@ -989,14 +1001,19 @@ _CLASS_DEFAULTS = {
 def _window(config: dict, family: str, layer_type: str) -> int | None:
     if layer_type == "chunked_attention":
         return v.positive_int("attention_chunk_size", config.get("attention_chunk_size", 8192))
-    if family == "mistral":
-        return None if config.get("sliding_window") is None else v.positive_int("sliding_window", config["sliding_window"])
+    if family == "mistral":  # MistralConfig's sliding_window defaults to 4096; MistralAttention windows every layer
+        window = config.get("sliding_window", 4096)
+        return None if window is None else v.positive_int("sliding_window", window)
+    if family == "qwen3_moe":  # Qwen3MoeConfig: sliding_window (default 4096) only with use_sliding_window
+        window = config.get("sliding_window", 4096) if config.get("use_sliding_window", False) else None
+        return None if window is None else v.positive_int("sliding_window", window)
     if layer_type != "sliding_attention":
         return None
     if family == "modernbert":
         # the whole window (Hugging Face's sliding_window is half of it: the model attends ± local_attention / 2)
         return v.positive_int("local_attention", config.get("local_attention", 128))
-    defaults = {"gemma3": 4096, "gemma4": 512, "cohere2": 4096, "exaone4": 4096, "olmo3": 4096, "gpt_oss": 128}
+    defaults = {"gemma3": 4096, "gemma4": 512, "cohere2": 4096, "exaone4": 4096, "olmo3": 4096, "gpt_oss": 128,
+                "qwen_window": 4096}
     window = config.get("sliding_window", defaults.get(family))
     if window is None:
         raise ValueError(f"a {layer_type} layer needs sliding_window, and the config has none")
@@ -1177,11 +1194,12 @@ def per_layer(config) -> bool:
     family = FAMILIES.get(config.get("model_type"))
     if family is None and any(config.get(k) not in (None, False) for k in FAMILY_KEYS):
         return True  # a key whose reading depends on a family the reader does not know: layer_positions refuses it
-    if family is not None and family not in ("qwen_window", "mistral", "gptj", "gpt_neox"):
+    if family is not None and family not in ("qwen_window", "qwen3_moe", "mistral", "gptj", "gpt_neox"):
         return True
-    if family == "mistral" and config.get("sliding_window") is not None:
-        return True  # Mistral's code windows every layer
-    if family == "qwen_window" and config.get("use_sliding_window") and config.get("sliding_window") is not None:
+    if family == "mistral" and config.get("sliding_window", 4096) is not None:
+        return True  # Mistral's code windows every layer (MistralConfig's default window: 4096)
+    if family in ("qwen_window", "qwen3_moe") and config.get("use_sliding_window") and (
+            config.get("sliding_window", 4096) is not None):
         return True
     rp = config.get("rope_parameters") or config.get("rope_scaling")
     if not isinstance(rp, dict):
@@ -1227,7 +1245,8 @@ _FAMILY_NAMES = {
     "gemma3": "Gemma 3", "gemma4": "Gemma 4", "llama4": "Llama 4", "smollm3": "SmolLM3", "cohere2": "Cohere2",
     "exaone4": "EXAONE 4", "deepseek_v3": "DeepSeek-V3", "qwen3_next": "Qwen3-Next", "qwen2_vl": "Qwen2-VL",
     "qwen3_vl": "Qwen3-VL", "qwen3_5": "Qwen3.5", "olmo3": "OLMo 3", "modernbert": "ModernBERT", "gpt_oss": "gpt-oss",
-    "ministral3": "Ministral 3", "qwen_window": "Qwen2/Qwen3", "mistral": "Mistral", "generic": "Llama-style",
+    "ministral3": "Ministral 3", "qwen_window": "Qwen2/Qwen3", "qwen3_moe": "Qwen3-MoE",
+    "mistral": "Mistral", "generic": "Llama-style",
 }
 
 

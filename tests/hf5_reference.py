@@ -168,6 +168,11 @@ FIELD_DEFAULTS = {  # dataclass field defaults of each configuration class that 
     "gpt_oss": {"sliding_window": 128}, "cohere2": {"sliding_window": 4096},
     "exaone4": {"sliding_window": 4096, "sliding_window_pattern": 4}, "llama4_text": {"attention_chunk_size": 8192},
     "qwen3_next": {"head_dim": 256},
+    # configuration_mistral.py, configuration_qwen2.py, configuration_qwen3.py, configuration_qwen3_moe.py
+    "mistral": {"sliding_window": 4096},
+    "qwen2": {"use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 28},
+    "qwen3": {"use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 28},
+    "qwen3_moe": {"use_sliding_window": False, "sliding_window": 4096},
 }
 TEXT = {"gemma3": "gemma3_text", "gemma4": "gemma4_text", "llama4": "llama4_text", "qwen2_vl": "qwen2_vl_text",
         "qwen2_5_vl": "qwen2_5_vl_text", "qwen3_vl": "qwen3_vl_text", "qwen3_5": "qwen3_5_text",
@@ -213,6 +218,10 @@ def construct(config: dict) -> dict:
     for key, value in FIELD_DEFAULTS.get(mt, {}).items():
         c.setdefault(key, value)
     n = c["num_hidden_layers"]
+    if mt in ("qwen2", "qwen3", "qwen3_moe"):  # __post_init__: the window only with use_sliding_window
+        c["sliding_window"] = c["sliding_window"] if c["use_sliding_window"] else None
+    if mt == "qwen3_moe":  # Qwen3MoeConfig declares no layer_types; modeling_qwen3_moe.py reads none
+        c["layer_types"] = ["full_attention"] * n
     kwargs_theta = c.pop("rope_theta", None)  # a kwarg, not a field, in transformers 5 configs
     rope_scaling = c.pop("rope_scaling", None)
     if mt == "gemma3_text":  # configuration_gemma3.py, Gemma3TextConfig
@@ -339,9 +348,8 @@ def default_layer_types(c: dict, mt: str, n: int) -> list[str]:
     if mt in ("qwen3_next", "qwen3_5_text"):  # configuration_qwen3_next.py, configuration_qwen3_5.py
         interval = c.get("full_attention_interval", 4)
         return ["linear_attention" if bool((i + 1) % interval) else "full_attention" for i in range(n)]
-    if mt in ("qwen2", "qwen3", "qwen3_moe"):  # configuration_qwen3.py
-        window = c.get("sliding_window", 4096) if c.get("use_sliding_window", False) else None
-        return ["sliding_attention" if window is not None and i >= c.get("max_window_layers", 28)
+    if mt in ("qwen2", "qwen3"):  # configuration_qwen2.py, configuration_qwen3.py
+        return ["sliding_attention" if c["sliding_window"] is not None and i >= c["max_window_layers"]
                 else "full_attention" for i in range(n)]
     return ["full_attention"] * n
 
@@ -423,7 +431,7 @@ def attention(c: dict, layer_idx: int) -> dict:
         rp = c["rope_parameters"]
         beta, length = rp.get("llama_4_scaling_beta"), rp.get("original_max_position_embeddings")
         out["temperature"] = lambda positions: 1 + beta * np.log(1 + np.floor(np.asarray(positions, float) / length))
-    if mt == "mistral":  # MistralAttention: sliding_window=getattr(self.config, "sliding_window", None), every layer
+    if mt in ("mistral", "qwen3_moe"):  # MistralAttention, Qwen3MoeAttention: config.sliding_window, every layer
         out["sliding_window"] = c.get("sliding_window")
     elif layer_type == "sliding_attention":
         out["sliding_window"] = c.get("sliding_window")

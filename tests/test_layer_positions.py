@@ -205,6 +205,16 @@ HAND = {
     "Qwen3 use_sliding_window": {
         "model_type": "qwen3", "num_hidden_layers": 6, "head_dim": 64, "rope_theta": 1e6,
         "use_sliding_window": True, "sliding_window": 2048, "max_window_layers": 2},
+    # the class defaults: Qwen2/Qwen3's sliding_window 4096 and max_window_layers 28, Mistral's window 4096
+    "Qwen2 use_sliding_window, default window and max_window_layers": {
+        "model_type": "qwen2", "num_hidden_layers": 30, "head_dim": 64, "rope_theta": 1e6, "use_sliding_window": True},
+    "Qwen3-MoE window on every layer (no layer_types, no max_window_layers)": {
+        "model_type": "qwen3_moe", "num_hidden_layers": 30, "head_dim": 64, "rope_theta": 1e6,
+        "use_sliding_window": True, "max_window_layers": 28},
+    "Qwen3-MoE without use_sliding_window": {
+        "model_type": "qwen3_moe", "num_hidden_layers": 3, "head_dim": 64, "rope_theta": 1e6, "sliding_window": 4096},
+    "Mistral without sliding_window: the class's 4096": {
+        "model_type": "mistral", "num_hidden_layers": 3, "hidden_size": 512, "num_attention_heads": 4},
     "Mistral window on every layer": {
         "model_type": "mistral", "num_hidden_layers": 3, "hidden_size": 512, "num_attention_heads": 4,
         "sliding_window": 4096},
@@ -337,6 +347,19 @@ def test_a_family_the_reader_does_not_transcribe_is_refused_by_name(cfg, key):
         with pytest.raises(ValueError, match=key) as raised:
             read(cfg)
         assert who in str(raised.value) and "refuses rather than guess" in str(raised.value)
+
+
+def test_the_class_defaults_of_the_qwen_and_mistral_windows():
+    # spelled out, beside the transcription: which layers get which window
+    qwen2 = layer_positions(HAND["Qwen2 use_sliding_window, default window and max_window_layers"])
+    assert [x.window for x in qwen2] == [None] * 28 + [4096] * 2
+    moe = layer_positions(HAND["Qwen3-MoE window on every layer (no layer_types, no max_window_layers)"])
+    assert [x.window for x in moe] == [4096] * 30 and {x.layer_type for x in moe} == {"full_attention"}
+    assert [x.window for x in layer_positions(HAND["Qwen3-MoE without use_sliding_window"])] == [None] * 3
+    assert [x.window for x in layer_positions(HAND["Mistral without sliding_window: the class's 4096"])] == [4096] * 3
+    assert "4096" in describe_config(HAND["Mistral without sliding_window: the class's 4096"])
+    with pytest.raises(ValueError, match="layer_types: model_type 'qwen3_moe' reads none"):
+        layer_positions({**HAND["Qwen3-MoE without use_sliding_window"], "layer_types": ["full_attention"] * 3})
 
 
 @pytest.mark.parametrize("model_type", ["qwen3", "qwen2", "llama4_text", "exaone4", "cohere2", "smollm3", "mistral"])

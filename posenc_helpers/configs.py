@@ -642,7 +642,9 @@ class LayerPositions:
 
     * ``layer_type``: the config's own name for the layer's attention (``"full_attention"``, ...);
     * ``window``: the sliding window or chunk size in tokens, None for full attention (ModernBERT's is its
-      whole bidirectional ``local_attention``; Hugging Face stores half of it as ``sliding_window``);
+      whole bidirectional ``local_attention``; Hugging Face stores half of it as ``sliding_window``; a Gemma 3
+      config with ``use_bidirectional_attention``, as EmbeddingGemma's, likewise gets its whole bidirectional
+      span, 2·⌊sliding_window/2⌋, where Hugging Face stores ⌊sliding_window/2⌋ + 1 as an exclusive bound);
     * ``rope``: False for a layer with no positional encoding (NoPE);
     * ``inv_freq``: the numpy (float64) version of Hugging Face's ``inv_freq`` buffer for the layer's type,
       same length and order, zeros where Hugging Face has zeros; None when ``rope`` is False;
@@ -952,6 +954,12 @@ def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[l
                 )
     if not isinstance(types, list | tuple) or len(types) != n:
         raise ValueError(f"layer_types must name one type for each of the {n} layers, got {v._show(types)}")
+    if family == "gemma3" and config.get("use_bidirectional_attention"):
+        # configuration_gemma3.py: sliding_window = sliding_window // 2 + 1 (exclusive); modeling_gemma3.py ORs
+        # the masks with "every key" (full layers) and |q - k| < sliding_window (sliding layers)
+        half = v.positive_int("sliding_window", config.get("sliding_window", 4096)) // 2
+        notes.append(f"use_bidirectional_attention: every layer attends both ways; a sliding layer sees {half} "
+                     f"tokens on each side (Hugging Face's sliding_window becomes {half + 1}, an exclusive bound)")
     if family == "modernbert" and "sliding_attention" in types:
         half = v.positive_int("local_attention", config.get("local_attention", 128)) // 2
         notes.append(f"ModernBERT's window is local_attention, the whole span: each token sees {half} on each side "
@@ -1012,6 +1020,9 @@ def _window(config: dict, family: str, layer_type: str) -> int | None:
     if family == "modernbert":
         # the whole window (Hugging Face's sliding_window is half of it: the model attends ± local_attention / 2)
         return v.positive_int("local_attention", config.get("local_attention", 128))
+    if family == "gemma3" and config.get("use_bidirectional_attention"):
+        # the whole bidirectional span: ± sliding_window // 2 (see _layer_table)
+        return 2 * (v.positive_int("sliding_window", config.get("sliding_window", 4096)) // 2)
     defaults = {"gemma3": 4096, "gemma4": 512, "cohere2": 4096, "exaone4": 4096, "olmo3": 4096, "gpt_oss": 128,
                 "qwen_window": 4096}
     window = config.get("sliding_window", defaults.get(family))

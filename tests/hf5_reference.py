@@ -238,6 +238,8 @@ def construct(config: dict) -> dict:
         c.setdefault("head_dim", 256)
         c.setdefault("sliding_window", 4096)
         c.setdefault("query_pre_attn_scalar", 256)
+        if c.get("use_bidirectional_attention"):  # __post_init__: "due to fa we set exclusive bounds"
+            c["sliding_window"] = (c["sliding_window"] // 2) + 1
     elif mt == "gemma4_text":  # configuration_gemma4.py, Gemma4TextConfig
         if c.get("layer_types") is None:
             c["layer_types"] = ["sliding_attention" if bool((i + 1) % 6) else "full_attention" for i in range(n)]
@@ -435,6 +437,8 @@ def attention(c: dict, layer_idx: int) -> dict:
         out["sliding_window"] = c.get("sliding_window")
     elif layer_type == "sliding_attention":
         out["sliding_window"] = c.get("sliding_window")
+        # modeling_gemma3.py, _bidirectional_window_overlay: abs(q_idx - kv_idx) < sliding_window
+        out["bidirectional"] = mt == "gemma3_text" and bool(c.get("use_bidirectional_attention"))
     elif layer_type == "chunked_attention":
         out["sliding_window"] = c.get("attention_chunk_size")
     else:

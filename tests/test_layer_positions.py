@@ -47,8 +47,11 @@ def assert_matches_hf(config: dict) -> list[LayerPositions]:
         assert a.layer_type == b["layer_type"], where
         assert type(a.rope) is bool and a.rope == b["use_rope"], where
         hf_window = b["sliding_window"]
-        # ModernBERT: Hugging Face's sliding_window is half of local_attention; the record keeps the whole window
-        assert a.window == (None if hf_window is None else 2 * hf_window if modernbert else hf_window), where
+        # ModernBERT: Hugging Face's sliding_window is half of local_attention; the record keeps the whole window;
+        # bidirectional Gemma 3 (EmbeddingGemma): Hugging Face's is half of it plus one, an exclusive bound
+        whole = (None if hf_window is None else 2 * hf_window if modernbert
+                 else 2 * (hf_window - 1) if b.get("bidirectional") else hf_window)
+        assert a.window == whole, where
         if a.rope:
             assert isinstance(a.inv_freq, np.ndarray) and a.inv_freq.dtype == np.float64, where
             assert a.inv_freq.shape == b["inv_freq"].shape, where
@@ -205,6 +208,11 @@ HAND = {
     "Qwen3 use_sliding_window": {
         "model_type": "qwen3", "num_hidden_layers": 6, "head_dim": 64, "rope_theta": 1e6,
         "use_sliding_window": True, "sliding_window": 2048, "max_window_layers": 2},
+    # the shape of EmbeddingGemma's config: model_type gemma3_text with use_bidirectional_attention (a made-up
+    # 6-layer model; no EmbeddingGemma checkpoint is bundled)
+    "Gemma 3 bidirectional (EmbeddingGemma)": {
+        "model_type": "gemma3_text", "num_hidden_layers": 6, "head_dim": 256, "sliding_window": 512,
+        "use_bidirectional_attention": True, "query_pre_attn_scalar": 256},
     # the class defaults: Qwen2/Qwen3's sliding_window 4096 and max_window_layers 28, Mistral's window 4096
     "Qwen2 use_sliding_window, default window and max_window_layers": {
         "model_type": "qwen2", "num_hidden_layers": 30, "head_dim": 64, "rope_theta": 1e6, "use_sliding_window": True},
@@ -347,6 +355,14 @@ def test_a_family_the_reader_does_not_transcribe_is_refused_by_name(cfg, key):
         with pytest.raises(ValueError, match=key) as raised:
             read(cfg)
         assert who in str(raised.value) and "refuses rather than guess" in str(raised.value)
+
+
+def test_a_bidirectional_gemma_3_sees_half_its_window_on_each_side():
+    layers = layer_positions(HAND["Gemma 3 bidirectional (EmbeddingGemma)"])
+    assert [x.window for x in layers] == [512] * 5 + [None]  # the whole span: 256 on each side
+    assert "sees 256 tokens on each side" in describe_config(HAND["Gemma 3 bidirectional (EmbeddingGemma)"])
+    odd = {**HAND["Gemma 3 bidirectional (EmbeddingGemma)"], "sliding_window": 513}
+    assert layer_positions(odd)[0].window == 512 and hf.hf_layers(odd)[0]["sliding_window"] == 257
 
 
 def test_the_class_defaults_of_the_qwen_and_mistral_windows():

@@ -568,6 +568,7 @@ def describe_config(config) -> str:
 #: one scheme for every layer, none of :data:`FAMILY_KEYS`, and ``rope_parameters`` not nested. Otherwise the
 #: reader raises a ValueError naming the ``model_type`` and the key, instead of guessing the family's code.
 FAMILIES = {
+    "gemma2": "gemma2",
     "gemma3": "gemma3", "gemma3_text": "gemma3",
     "gemma4": "gemma4", "gemma4_text": "gemma4",
     "llama4": "llama4", "llama4_text": "llama4",
@@ -586,6 +587,7 @@ FAMILIES = {
     "ministral3": "ministral3",
     "qwen2": "qwen_window", "qwen3": "qwen_window", "qwen3_moe": "qwen3_moe",
     "mistral": "mistral",
+    "granite": "granite",
     "gptj": "gptj", "gpt_neox": "gpt_neox",
 }
 
@@ -884,6 +886,11 @@ def _nested_params(config: dict, family: str, types: list[str], notes: list[str]
 def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[list[str], list[bool]]:
     """``layer_types`` and whether each layer has RoPE, with each family's defaults."""
     types = config.get("layer_types")
+    if family == "gemma2" and config.get("use_bidirectional_attention"):
+        raise ValueError(
+            "use_bidirectional_attention: model_type 'gemma2' with bidirectional attention is not read (Gemma 2's "
+            "code builds its masks without Gemma 3's bidirectional window; the reader does not transcribe it)"
+        )
     if family == "qwen3_moe" and types is not None:
         raise ValueError(
             "layer_types: model_type 'qwen3_moe' reads none (configuration_qwen3_moe.py declares no layer_types, "
@@ -921,6 +928,9 @@ def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[l
         elif family == "gpt_oss":
             types = _pattern_types(n, 2, "layer_types")
             notes.append("no layer_types: sliding and full alternate, sliding first (GptOssConfig's default)")
+        elif family == "gemma2":  # configuration_gemma2.py, Gemma2Config.__post_init__
+            types = _pattern_types(n, 2, "layer_types")
+            notes.append("no layer_types: sliding and full alternate, sliding first (Gemma2Config's default)")
         elif family == "modernbert":
             every = v.positive_int("global_attn_every_n_layers", config.get("global_attn_every_n_layers", 3))
             types = ["sliding_attention" if i % every else "full_attention" for i in range(n)]
@@ -989,6 +999,7 @@ def _sliding(t, r):
 # defaults each family's config class fills in, stated when the config leaves them out and a layer uses them:
 # (key, default, used by a layer of this (layer_type, rope))
 _CLASS_DEFAULTS = {
+    "gemma2": [("sliding_window", 4096, _sliding), ("query_pre_attn_scalar", 256, lambda t, r: True)],
     "gemma3": [("sliding_window", 4096, _sliding)],
     "gemma4": [("sliding_window", 512, _sliding), ("global_head_dim", 512, lambda t, r: t == "full_attention")],
     "cohere2": [("sliding_window", 4096, _sliding)],
@@ -1023,7 +1034,7 @@ def _window(config: dict, family: str, layer_type: str) -> int | None:
     if family == "gemma3" and config.get("use_bidirectional_attention"):
         # the whole bidirectional span: ± sliding_window // 2 (see _layer_table)
         return 2 * (v.positive_int("sliding_window", config.get("sliding_window", 4096)) // 2)
-    defaults = {"gemma3": 4096, "gemma4": 512, "cohere2": 4096, "exaone4": 4096, "olmo3": 4096, "gpt_oss": 128,
+    defaults = {"gemma2": 4096, "gemma3": 4096, "gemma4": 512, "cohere2": 4096, "exaone4": 4096, "olmo3": 4096, "gpt_oss": 128,
                 "qwen_window": 4096}
     window = config.get("sliding_window", defaults.get(family))
     if window is None:
@@ -1070,7 +1081,7 @@ def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[st
                 "num_attention_heads", config["num_attention_heads"])
         elif config.get("head_dim"):
             common = v.positive_int("head_dim", config["head_dim"])
-        elif family in ("gemma3", "gemma4") or family == "qwen3_next":
+        elif family in ("gemma2", "gemma3", "gemma4") or family == "qwen3_next":
             common = 256
             notes.append("no head_dim: 256 assumed (the config class's default)")
         else:
@@ -1138,11 +1149,13 @@ def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[st
         else:
             settings, inv, att, p = kinds[t]
         width = qk_width or head.get(t, next(iter(head.values())))
-        if family in ("gemma3",) or (family == "generic" and config.get("query_pre_attn_scalar") is not None):
+        if family in ("gemma2", "gemma3") or (family == "generic" and config.get("query_pre_attn_scalar") is not None):
             scalar = _number("query_pre_attn_scalar", config.get("query_pre_attn_scalar", 256))
             scale = scalar ** -0.5
         elif family == "gemma4":
             scale = 1.0
+        elif family == "granite":  # modeling_granite.py, GraniteAttention: self.scaling = config.attention_multiplier
+            scale = _number("attention_multiplier", config.get("attention_multiplier", 1.0))
         else:
             scale = width ** -0.5
         if family == "deepseek_v3" and p.get("rope_type", p.get("type", "default")) != "default":
@@ -1253,7 +1266,7 @@ def layer_positions(config) -> list[LayerPositions]:
 
 
 _FAMILY_NAMES = {
-    "gemma3": "Gemma 3", "gemma4": "Gemma 4", "llama4": "Llama 4", "smollm3": "SmolLM3", "cohere2": "Cohere2",
+    "gemma2": "Gemma 2", "granite": "Granite", "gemma3": "Gemma 3", "gemma4": "Gemma 4", "llama4": "Llama 4", "smollm3": "SmolLM3", "cohere2": "Cohere2",
     "exaone4": "EXAONE 4", "deepseek_v3": "DeepSeek-V3", "qwen3_next": "Qwen3-Next", "qwen2_vl": "Qwen2-VL",
     "qwen3_vl": "Qwen3-VL", "qwen3_5": "Qwen3.5", "olmo3": "OLMo 3", "modernbert": "ModernBERT", "gpt_oss": "gpt-oss",
     "ministral3": "Ministral 3", "qwen_window": "Qwen2/Qwen3", "qwen3_moe": "Qwen3-MoE",
@@ -1385,9 +1398,13 @@ def _describe_layers(config) -> str:
     scales = sorted({x.softmax_scale for x in layers})
     widths = sorted({x.head_dim for x in layers})
     scale_text = ", ".join(f"{s:.6g}" for s in scales)
-    if family in ("gemma3",) or (family == "generic" and inner.get("query_pre_attn_scalar") is not None):
+    if family in ("gemma2", "gemma3") or (family == "generic" and inner.get("query_pre_attn_scalar") is not None):
         why = f"1/√query_pre_attn_scalar, query_pre_attn_scalar {inner.get('query_pre_attn_scalar', 256)}"
         if inner.get("query_pre_attn_scalar") is None:
+            why += " (the config class's default)"
+    elif family == "granite":
+        why = f"attention_multiplier {inner.get('attention_multiplier', 1.0)}, as GraniteAttention sets scaling"
+        if inner.get("attention_multiplier") is None:
             why += " (the config class's default)"
     elif family == "gemma4":
         why = "Gemma4TextAttention sets scaling = 1.0; q and k pass through RMSNorm first"

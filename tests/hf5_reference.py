@@ -173,6 +173,9 @@ FIELD_DEFAULTS = {  # dataclass field defaults of each configuration class that 
     "qwen2": {"use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 28},
     "qwen3": {"use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 28},
     "qwen3_moe": {"use_sliding_window": False, "sliding_window": 4096},
+    # configuration_gemma2.py, configuration_granite.py
+    "gemma2": {"head_dim": 256, "query_pre_attn_scalar": 256, "sliding_window": 4096},
+    "granite": {"attention_multiplier": 1.0},
 }
 TEXT = {"gemma3": "gemma3_text", "gemma4": "gemma4_text", "llama4": "llama4_text", "qwen2_vl": "qwen2_vl_text",
         "qwen2_5_vl": "qwen2_5_vl_text", "qwen3_vl": "qwen3_vl_text", "qwen3_5": "qwen3_5_text",
@@ -345,7 +348,7 @@ def default_layer_types(c: dict, mt: str, n: int) -> list[str]:
     if mt == "exaone4":  # configuration_exaone4.py
         pattern = c.get("sliding_window_pattern", 4) if c.get("sliding_window", 4096) is not None else 0
         return ["sliding_attention" if ((i + 1) % pattern != 0 and i < n) else "full_attention" for i in range(n)]
-    if mt == "gpt_oss":  # configuration_gpt_oss.py
+    if mt in ("gpt_oss", "gemma2"):  # configuration_gpt_oss.py, configuration_gemma2.py
         return ["sliding_attention" if bool((i + 1) % 2) else "full_attention" for i in range(n)]
     if mt in ("qwen3_next", "qwen3_5_text"):  # configuration_qwen3_next.py, configuration_qwen3_5.py
         interval = c.get("full_attention_interval", 4)
@@ -407,8 +410,10 @@ def attention(c: dict, layer_idx: int) -> dict:
                 scaling = scaling * mscale * mscale
         out["scaling"] = scaling
         out["interleaved"] = bool(c.get("rope_interleave", True))
-    elif mt == "gemma3_text":  # Gemma3Attention: scaling = query_pre_attn_scalar ** -0.5
+    elif mt in ("gemma3_text", "gemma2"):  # Gemma3Attention, Gemma2Attention: query_pre_attn_scalar ** -0.5
         out["scaling"] = c["query_pre_attn_scalar"] ** -0.5
+    elif mt == "granite":  # GraniteAttention: scaling = config.attention_multiplier
+        out["scaling"] = c["attention_multiplier"]
     elif mt == "gemma4_text":  # Gemma4TextAttention: scaling = 1.0
         out["scaling"] = 1.0
     else:

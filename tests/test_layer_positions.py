@@ -213,6 +213,16 @@ HAND = {
     "Gemma 3 bidirectional (EmbeddingGemma)": {
         "model_type": "gemma3_text", "num_hidden_layers": 6, "head_dim": 256, "sliding_window": 512,
         "use_bidirectional_attention": True, "query_pre_attn_scalar": 256},
+    # Gemma 2: sliding and full alternate, query_pre_attn_scalar (configuration_gemma2.py, modeling_gemma2.py)
+    "Gemma 2 defaults": {"model_type": "gemma2", "num_hidden_layers": 4, "rope_theta": 1e4},
+    "Gemma 2 with its own scalar and window": {
+        "model_type": "gemma2", "num_hidden_layers": 6, "head_dim": 128, "query_pre_attn_scalar": 144,
+        "sliding_window": 2048, "rope_theta": 1e4},
+    # Granite: the softmax scale is attention_multiplier (modeling_granite.py, GraniteAttention)
+    "Granite attention_multiplier": {
+        "model_type": "granite", "num_hidden_layers": 2, "hidden_size": 2048, "num_attention_heads": 32,
+        "attention_multiplier": 0.015625, "rope_theta": 1e4},
+    "Granite defaults": {"model_type": "granite", "num_hidden_layers": 2, "head_dim": 64, "rope_theta": 1e4},
     # the class defaults: Qwen2/Qwen3's sliding_window 4096 and max_window_layers 28, Mistral's window 4096
     "Qwen2 use_sliding_window, default window and max_window_layers": {
         "model_type": "qwen2", "num_hidden_layers": 30, "head_dim": 64, "rope_theta": 1e6, "use_sliding_window": True},
@@ -328,13 +338,13 @@ def test_malformed_shapes_are_refused_naming_the_key(cfg, key):
 @pytest.mark.parametrize(
     "cfg, key",
     [
-        # transformers 5 has Gemma 2's alternation, Gemma 3n's local base, Granite's multiplier, EmbeddingGemma's
-        # bidirectional window: each is its family's own code, which the reader does not transcribe
-        ({"model_type": "gemma2", "num_hidden_layers": 4, "head_dim": 64, "sliding_window": 4096,
+        # transformers 5 has VaultGemma's scale, Gemma 3n's local base, GraniteMoE's multiplier, a bidirectional
+        # window: each is its family's own code, which the reader does not transcribe
+        ({"model_type": "vaultgemma", "num_hidden_layers": 4, "head_dim": 64, "sliding_window": 4096,
           "query_pre_attn_scalar": 256}, "query_pre_attn_scalar"),
         ({"model_type": "gemma3n_text", "num_hidden_layers": 2, "head_dim": 64, "rope_local_base_freq": 1e4,
           "layer_types": ["sliding_attention", "full_attention"]}, "layer_types"),
-        ({"model_type": "granite", "num_hidden_layers": 2, "head_dim": 64, "attention_multiplier": 0.0078125},
+        ({"model_type": "granitemoe", "num_hidden_layers": 2, "head_dim": 64, "attention_multiplier": 0.0078125},
          "attention_multiplier"),
         ({"model_type": "gemma3_text_bidirectional", "num_hidden_layers": 2, "head_dim": 64,
           "use_bidirectional_attention": True}, "use_bidirectional_attention"),
@@ -363,6 +373,20 @@ def test_a_bidirectional_gemma_3_sees_half_its_window_on_each_side():
     assert "sees 256 tokens on each side" in describe_config(HAND["Gemma 3 bidirectional (EmbeddingGemma)"])
     odd = {**HAND["Gemma 3 bidirectional (EmbeddingGemma)"], "sliding_window": 513}
     assert layer_positions(odd)[0].window == 512 and hf.hf_layers(odd)[0]["sliding_window"] == 257
+
+
+def test_gemma_2_alternates_and_granite_scales_by_its_multiplier():
+    gemma2 = layer_positions(HAND["Gemma 2 defaults"])
+    assert [(x.layer_type, x.window) for x in gemma2] == [("sliding_attention", 4096), ("full_attention", None)] * 2
+    assert {x.softmax_scale for x in gemma2} == {256 ** -0.5} and {x.head_dim for x in gemma2} == {256}
+    own = layer_positions(HAND["Gemma 2 with its own scalar and window"])
+    assert {x.softmax_scale for x in own} == {144 ** -0.5} and own[0].window == 2048
+    granite = layer_positions(HAND["Granite attention_multiplier"])
+    assert {x.softmax_scale for x in granite} == {0.015625} and granite[0].head_dim == 64
+    assert {x.softmax_scale for x in layer_positions(HAND["Granite defaults"])} == {1.0}
+    assert "attention_multiplier 0.015625" in describe_config(HAND["Granite attention_multiplier"])
+    with pytest.raises(ValueError, match="use_bidirectional_attention: model_type 'gemma2'"):
+        layer_positions({**HAND["Gemma 2 defaults"], "use_bidirectional_attention": True})
 
 
 def test_the_class_defaults_of_the_qwen_and_mistral_windows():

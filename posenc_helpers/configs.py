@@ -1266,7 +1266,8 @@ def layer_positions(config) -> list[LayerPositions]:
 
 
 _FAMILY_NAMES = {
-    "gemma2": "Gemma 2", "granite": "Granite", "gemma3": "Gemma 3", "gemma4": "Gemma 4", "llama4": "Llama 4", "smollm3": "SmolLM3", "cohere2": "Cohere2",
+    "gemma2": "Gemma 2", "granite": "Granite",
+    "gemma3": "Gemma 3", "gemma4": "Gemma 4", "llama4": "Llama 4", "smollm3": "SmolLM3", "cohere2": "Cohere2",
     "exaone4": "EXAONE 4", "deepseek_v3": "DeepSeek-V3", "qwen3_next": "Qwen3-Next", "qwen2_vl": "Qwen2-VL",
     "qwen3_vl": "Qwen3-VL", "qwen3_5": "Qwen3.5", "olmo3": "OLMo 3", "modernbert": "ModernBERT", "gpt_oss": "gpt-oss",
     "ministral3": "Ministral 3", "qwen_window": "Qwen2/Qwen3", "qwen3_moe": "Qwen3-MoE",

@@ -586,7 +586,7 @@ FAMILIES = {
     "gpt_oss": "gpt_oss",
     "ministral3": "ministral3",
     "qwen2": "qwen_window", "qwen3": "qwen_window", "qwen3_moe": "qwen3_moe",
-    "mistral": "mistral",
+    "mistral": "mistral", "phi3": "phi3", "starcoder2": "starcoder2",
     "granite": "granite",
     "gptj": "gptj", "gpt_neox": "gpt_neox",
 }
@@ -778,8 +778,8 @@ def _pattern_types(n: int, every: int, key: str, *, offset: int = 1) -> list[str
 
 
 # families whose transformers-5 config class declares no layer_types (so a nested rope_parameters is not read)
-_NO_LAYER_TYPES = ("generic", "mistral", "qwen3_moe", "gptj", "gpt_neox", "deepseek_v3", "qwen2_vl", "qwen3_vl",
-                   "ministral3")
+_NO_LAYER_TYPES = ("generic", "mistral", "phi3", "starcoder2", "qwen3_moe", "gptj", "gpt_neox", "deepseek_v3",
+                   "qwen2_vl", "qwen3_vl", "ministral3")
 
 
 def _nested_params(config: dict, family: str, types: list[str], notes: list[str]) -> dict[str, dict]:
@@ -957,7 +957,7 @@ def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[l
             types = ["full_attention"] * n  # a window, when there is one, is on every layer (_window)
         else:
             types = ["full_attention"] * n
-            if config.get("sliding_window") is not None and family not in ("mistral", "qwen3_moe"):
+            if config.get("sliding_window") is not None and family not in _EVERY_LAYER_WINDOW:
                 notes.append(
                     "sliding_window given without layer_types: every layer read as full attention, as Llama-style "
                     "code does (Mistral's code applies the window to every layer: give model_type to be exact)"
@@ -1017,11 +1017,18 @@ _CLASS_DEFAULTS = {
 }
 
 
+# families whose attention windows every layer alike, with their config class's default sliding_window
+# (Qwen3-MoE's only with use_sliding_window)
+_EVERY_LAYER_WINDOW = {"mistral": 4096, "phi3": None, "starcoder2": None, "qwen3_moe": 4096}
+
+
 def _window(config: dict, family: str, layer_type: str) -> int | None:
     if layer_type == "chunked_attention":
         return v.positive_int("attention_chunk_size", config.get("attention_chunk_size", 8192))
-    if family == "mistral":  # MistralConfig's sliding_window defaults to 4096; MistralAttention windows every layer
-        window = config.get("sliding_window", 4096)
+    if family in ("mistral", "phi3", "starcoder2"):
+        # MistralAttention, Phi3Attention, Starcoder2Attention: sliding_window=getattr(config, "sliding_window",
+        # None) on every layer; the config classes default it to 4096 (Mistral) or None (Phi-3, Starcoder2)
+        window = config.get("sliding_window", _EVERY_LAYER_WINDOW[family])
         return None if window is None else v.positive_int("sliding_window", window)
     if family == "qwen3_moe":  # Qwen3MoeConfig: sliding_window (default 4096) only with use_sliding_window
         window = config.get("sliding_window", 4096) if config.get("use_sliding_window", False) else None
@@ -1218,10 +1225,12 @@ def per_layer(config) -> bool:
     family = FAMILIES.get(config.get("model_type"))
     if family is None and any(config.get(k) not in (None, False) for k in FAMILY_KEYS):
         return True  # a key whose reading depends on a family the reader does not know: layer_positions refuses it
-    if family is not None and family not in ("qwen_window", "qwen3_moe", "mistral", "gptj", "gpt_neox"):
+    if family is not None and family not in ("qwen_window", "qwen3_moe", "mistral", "phi3", "starcoder2", "gptj",
+                                             "gpt_neox"):
         return True
-    if family == "mistral" and config.get("sliding_window", 4096) is not None:
-        return True  # Mistral's code windows every layer (MistralConfig's default window: 4096)
+    if family in ("mistral", "phi3", "starcoder2") and config.get(
+            "sliding_window", _EVERY_LAYER_WINDOW[family]) is not None:
+        return True  # their code windows every layer
     if family in ("qwen_window", "qwen3_moe") and config.get("use_sliding_window") and (
             config.get("sliding_window", 4096) is not None):
         return True
@@ -1271,7 +1280,7 @@ _FAMILY_NAMES = {
     "exaone4": "EXAONE 4", "deepseek_v3": "DeepSeek-V3", "qwen3_next": "Qwen3-Next", "qwen2_vl": "Qwen2-VL",
     "qwen3_vl": "Qwen3-VL", "qwen3_5": "Qwen3.5", "olmo3": "OLMo 3", "modernbert": "ModernBERT", "gpt_oss": "gpt-oss",
     "ministral3": "Ministral 3", "qwen_window": "Qwen2/Qwen3", "qwen3_moe": "Qwen3-MoE",
-    "mistral": "Mistral", "generic": "Llama-style",
+    "mistral": "Mistral", "phi3": "Phi-3", "starcoder2": "Starcoder2", "generic": "Llama-style",
 }
 
 

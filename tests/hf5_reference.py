@@ -438,7 +438,8 @@ def attention(c: dict, layer_idx: int) -> dict:
         rp = c["rope_parameters"]
         beta, length = rp.get("llama_4_scaling_beta"), rp.get("original_max_position_embeddings")
         out["temperature"] = lambda positions: 1 + beta * np.log(1 + np.floor(np.asarray(positions, float) / length))
-    if mt in ("mistral", "qwen3_moe"):  # MistralAttention, Qwen3MoeAttention: config.sliding_window, every layer
+    if mt in ("mistral", "qwen3_moe", "phi3", "starcoder2"):
+        # MistralAttention, Qwen3MoeAttention, Phi3Attention, Starcoder2Attention: config.sliding_window, every layer
         out["sliding_window"] = c.get("sliding_window")
     elif layer_type == "sliding_attention":
         out["sliding_window"] = c.get("sliding_window")

@@ -223,6 +223,16 @@ HAND = {
         "model_type": "granite", "num_hidden_layers": 2, "hidden_size": 2048, "num_attention_heads": 32,
         "attention_multiplier": 0.015625, "rope_theta": 1e4},
     "Granite defaults": {"model_type": "granite", "num_hidden_layers": 2, "head_dim": 64, "rope_theta": 1e4},
+    # Phi-3 and Starcoder2 window every layer, as Mistral does; their classes default sliding_window to None
+    "Phi-3 window on every layer": {
+        "model_type": "phi3", "num_hidden_layers": 3, "hidden_size": 3072, "num_attention_heads": 32,
+        "sliding_window": 2047, "rope_theta": 1e4, "max_position_embeddings": 4096},
+    "Starcoder2 window on every layer": {
+        "model_type": "starcoder2", "num_hidden_layers": 2, "hidden_size": 3072, "num_attention_heads": 24,
+        "sliding_window": 4096, "rope_theta": 1e5},
+    "Starcoder2 without sliding_window": {
+        "model_type": "starcoder2", "num_hidden_layers": 2, "hidden_size": 3072, "num_attention_heads": 24,
+        "rope_theta": 1e5},
     # the class defaults: Qwen2/Qwen3's sliding_window 4096 and max_window_layers 28, Mistral's window 4096
     "Qwen2 use_sliding_window, default window and max_window_layers": {
         "model_type": "qwen2", "num_hidden_layers": 30, "head_dim": 64, "rope_theta": 1e6, "use_sliding_window": True},
@@ -350,7 +360,7 @@ def test_malformed_shapes_are_refused_naming_the_key(cfg, key):
           "use_bidirectional_attention": True}, "use_bidirectional_attention"),
         ({"model_type": "llama", "num_hidden_layers": 2, "head_dim": 64, "sliding_window": 128,
           "layer_types": ["sliding_attention", "full_attention"]}, "layer_types"),
-        ({"model_type": "starcoder2", "num_hidden_layers": 2, "head_dim": 64, "sliding_window": 4096}, "sliding_window"),
+        ({"model_type": "mixtral", "num_hidden_layers": 2, "head_dim": 64, "sliding_window": 4096}, "sliding_window"),
         ({"num_hidden_layers": 4, "head_dim": 32, "sliding_window": 64,
           "layer_types": ["sliding_attention", "full_attention"] * 2}, "layer_types"),
         ({"num_hidden_layers": 2, "head_dim": 8, "no_rope_layers": [1, 0]}, "no_rope_layers"),
@@ -397,6 +407,9 @@ def test_the_class_defaults_of_the_qwen_and_mistral_windows():
     assert [x.window for x in moe] == [4096] * 30 and {x.layer_type for x in moe} == {"full_attention"}
     assert [x.window for x in layer_positions(HAND["Qwen3-MoE without use_sliding_window"])] == [None] * 3
     assert [x.window for x in layer_positions(HAND["Mistral without sliding_window: the class's 4096"])] == [4096] * 3
+    assert [x.window for x in layer_positions(HAND["Phi-3 window on every layer"])] == [2047] * 3
+    assert [x.window for x in layer_positions(HAND["Starcoder2 window on every layer"])] == [4096] * 2
+    assert [x.window for x in layer_positions(HAND["Starcoder2 without sliding_window"])] == [None] * 2
     assert "4096" in describe_config(HAND["Mistral without sliding_window: the class's 4096"])
     with pytest.raises(ValueError, match="layer_types: model_type 'qwen3_moe' reads none"):
         layer_positions({**HAND["Qwen3-MoE without use_sliding_window"], "layer_types": ["full_attention"] * 3})

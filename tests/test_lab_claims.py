@@ -8,8 +8,9 @@ whose rows ``make lab-heldout`` trains with the sweeps' own functions and
 stores in ``results_heldout.json``. That the stored rows are what the code
 trains is checked in every run on a sample (tests/test_lab_reproduce.py), and
 in full by the test marked ``full`` here (``make test-all``), which retrains
-every held-out row, compares it with the file and checks the claims on the
-fresh rows. If a claim fails for one seed here, the notebooks' prose is not
+every held-out row, compares what training decides (the final loss, the
+accuracy at L) with the file and checks the claims on the fresh rows (see
+``IN_DISTRIBUTION`` for why not every number). If a claim fails for one seed here, the notebooks' prose is not
 robust and must change.
 """
 
@@ -109,6 +110,23 @@ def retrained_held_out():
     return sweep, extra
 
 
+#: What a held-out row, retrained on another machine, reproduces. Measured on 2026-12-02: the 56 rows of
+#: results_heldout.json retrained on a second machine (the file was made on another). Every row's final
+#: training loss came back within 1e-4 of the file and its accuracy at L identical, so training reproduces. Nine
+#: rows' numbers far outside training did not: accuracy past L by up to 0.05 (sinusoidal on back3, near
+#: chance), the attention of heads the task leaves free by up to 0.28 in weight and 0.56 nats in entropy
+#: (ALiBi and NoPE on "first"), while every claim of 12 and 13 held on the fresh rows. So the retrained rows
+#: are held digit by digit where training decides them, and through the claims everywhere else. This catches a
+#: change to training on every row whose loss has not saturated; it does not tell seeds apart on a saturated task
+#: (back3 with the learned table: seeds 11 and 12 store the same loss and accuracy at L). The reproduction check
+#: of every run (tests/test_lab_reproduce.py) holds its sample rows, which did reproduce, in every number.
+IN_DISTRIBUTION = ("final_loss", "accuracy at L")
+
+
+def _in_distribution(entry) -> dict:
+    return {"final_loss": entry["final_loss"], "accuracy at L": np.asarray(entry["accuracy"], dtype=float)[:1]}
+
+
 @pytest.mark.slow
 @pytest.mark.full
 def test_the_held_out_rows_retrain_to_the_file_and_every_claim_holds_on_them(retrained_held_out, held_out):
@@ -117,8 +135,8 @@ def test_the_held_out_rows_retrain_to_the_file_and_every_claim_holds_on_them(ret
 
     for fresh, stored in zip(retrained_held_out, held_out, strict=True):
         for key, entry in fresh["table"].items():
-            got = results._clean({k: v for k, v in entry.items() if k in results.KEPT})
-            want = results._clean(stored["table"][key])
+            got = _in_distribution(results._clean({k: v for k, v in entry.items() if k in results.KEPT}))
+            want = _in_distribution(results._clean(stored["table"][key]))
             worst, where = largest_difference(got, want)
             assert worst <= ROW_TOLERANCE, f"{key}: {where} moved by {worst:.3g}; regenerate with make lab-heldout?"
     for group in HELD_OUT_GROUPS:

@@ -5,12 +5,22 @@ stale after a helper changes. Each notebook runs in a fresh kernel from the
 current environment, with its own folder as the working directory, top to
 bottom, exactly as nbval will replay it. Cell timings and widget state are
 not stored, so the files stay small and their diffs stay quiet.
+
+The lab's model cache starts empty for each invocation (a temporary folder,
+shared by the notebooks of that one run, as ``.ci/run`` does for the test
+suite), unless ``POSENC_MODEL_CACHE`` is set: a model read back prints
+"read from the model cache" where a fresh one shows a progress bar, so a
+notebook executed against a warm cache would store an output that CI's
+first run, with an empty cache, does not print.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,6 +75,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("paths", nargs="*", help="notebooks to run (default: all under notebooks/)")
     options = parser.parse_args(argv)
     paths = [Path(p) for p in options.paths] or all_notebooks()
+    own_cache = "POSENC_MODEL_CACHE" not in os.environ
+    if own_cache:  # the kernels inherit it
+        os.environ["POSENC_MODEL_CACHE"] = tempfile.mkdtemp(prefix="posenc-model-cache-")
+    try:
+        return _run(paths)
+    finally:
+        if own_cache:
+            shutil.rmtree(os.environ.pop("POSENC_MODEL_CACHE"), ignore_errors=True)
+
+
+def _run(paths: list[Path]) -> int:
     failed = []
     for path in paths:
         print(f"executing {path}", flush=True)

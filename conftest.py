@@ -38,7 +38,7 @@ NO_JAX_LESSONS = "tests/test_no_jax.py::test_every_lesson_passes_nbval_without_j
 LONGEST_FIRST = (
     "notebooks/12-extrapolation-lab.ipynb",
     "tests/test_lab_reproduce.py",
-    "tests/browser/test_browser_lab.py",  # after 12; 13's demo took 248-311 s, not yet broken down
+    "tests/browser/test_browser_lab.py",  # after 12: 13's demo trains what the model cache lacks (PERFORMANCE.md)
     "notebooks/15-lab-on-real-text.ipynb",
     "tests/test_no_jax.py",
     "notebooks/13-trained-heads.ipynb",

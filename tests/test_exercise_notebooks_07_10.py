@@ -167,10 +167,11 @@ SLIPS = [
     ("09", {"exponent = D / (D - 2)": "exponent = D / 2"}, "exponent-d-over-2"),
     ("09", {"exponent = D / (D - 2)": "exponent = 1"}, "no-exponent"),
     ("09", {"exponent = D / (D - 2)": "exponent = (D - 2) / D"}, "exponent-inverted"),
-    ("09", {"return base * s ** exponent": "return base / s ** exponent"}, "base-divided"),
-    ("09", {"return base * s ** exponent":
-            "return [(base * s ** exponent) ** (-2 * k / D) for k in range(D // 2)]"}, "returned-frequencies"),
-    ("09", {"return base * s ** exponent": "base * s ** exponent"}, "wrong-shape"),
+    # the solution's code as ruff format writes it (make lint checks the notebooks are formatted)
+    ("09", {"return base * s**exponent": "return base / s**exponent"}, "base-divided"),
+    ("09", {"return base * s**exponent":
+            "return [(base * s**exponent) ** (-2 * k / D) for k in range(D // 2)]"}, "returned-frequencies"),
+    ("09", {"return base * s**exponent": "base * s**exponent"}, "wrong-shape"),
     ("10", {"ml_dtypes.bfloat16": "np.float16"}, "float16"),
     ("10", {"range(lo, hi)": "range(lo, hi + 1)"}, "range-includes-hi"),
     ("10", {"range(lo, hi)": "range(lo + 1, hi)"}, "range-skips-lo"),

@@ -105,6 +105,32 @@ def _scaling_dict(config: dict) -> tuple[dict, str]:
     return {}, "rope_scaling"
 
 
+def _phi3(config: dict) -> dict:
+    """A ``model_type`` "phi3" config as Phi3Config leaves it (configuration_phi3.py, transformers 5.24.0).
+
+    Its ``"su"`` and ``"yarn"`` become ``"longrope"``, and for llama3, yarn and longrope the top-level
+    ``original_max_position_embeddings`` (a field of the class, 4096 by default) replaces the scaling dict's own
+    (standardize_rope_params: "we give priority to self.original_max_position_embeddings"). Other configs pass
+    through unchanged.
+
+    >>> c = _phi3({"model_type": "phi3", "rope_scaling": {"type": "yarn", "original_max_position_embeddings": 8192}})
+    >>> c["rope_scaling"]
+    {'type': 'longrope', 'original_max_position_embeddings': 4096}
+    """
+    if not isinstance(config, dict) or config.get("model_type") != "phi3":
+        return config
+    params, where = _scaling_dict(config)
+    if not params:
+        return config
+    params = dict(params)
+    kind = params.get("rope_type", params.get("type"))
+    if kind in ("su", "yarn"):
+        params["rope_type" if "rope_type" in params else "type"] = kind = "longrope"
+    if kind in ("llama3", "yarn", "longrope"):
+        params["original_max_position_embeddings"] = config.get("original_max_position_embeddings", 4096)
+    return {**config, where: params}
+
+
 def rope_settings(config) -> RopeSettings:
     """Resolve a config's RoPE fields the way Hugging Face does; a clear ValueError for what is missing.
 
@@ -149,6 +175,7 @@ def rope_settings(config) -> RopeSettings:
     """
     if not isinstance(config, dict):
         raise TypeError(f"config must be a dict shaped like a config.json, got {v._show(config)}")
+    config = _phi3(config)
     params, where = _scaling_dict(config)
     notes: list[str] = []
 
@@ -1052,6 +1079,7 @@ def _window(config: dict, family: str, layer_type: str) -> int | None:
 def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[str], str]:
     if not isinstance(config, dict):
         raise TypeError(f"config must be a dict shaped like a config.json, got {v._show(config)}")
+    config = _phi3(config)
     notes: list[str] = []
     if isinstance(config.get("text_config"), dict):
         inner = dict(config["text_config"])

@@ -176,6 +176,7 @@ FIELD_DEFAULTS = {  # dataclass field defaults of each configuration class that 
     # configuration_gemma2.py, configuration_granite.py
     "gemma2": {"head_dim": 256, "query_pre_attn_scalar": 256, "sliding_window": 4096},
     "granite": {"attention_multiplier": 1.0},
+    "phi3": {"original_max_position_embeddings": 4096},  # a field of Phi3Config: it always overrides the dict's
 }
 TEXT = {"gemma3": "gemma3_text", "gemma4": "gemma4_text", "llama4": "llama4_text", "qwen2_vl": "qwen2_vl_text",
         "qwen2_5_vl": "qwen2_5_vl_text", "qwen3_vl": "qwen3_vl_text", "qwen3_5": "qwen3_5_text",

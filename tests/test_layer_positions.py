@@ -233,6 +233,18 @@ HAND = {
     "Starcoder2 without sliding_window": {
         "model_type": "starcoder2", "num_hidden_layers": 2, "hidden_size": 3072, "num_attention_heads": 24,
         "rope_theta": 1e5},
+    # Phi3Config: "yarn" is read as longrope, and its top-level original_max_position_embeddings (default 4096)
+    # replaces the scaling dict's own
+    "Phi-3 longrope, original length only in the dict": {
+        "model_type": "phi3", "num_hidden_layers": 1, "hidden_size": 3072, "num_attention_heads": 32,
+        "max_position_embeddings": 131072, "rope_theta": 1e4,
+        "rope_scaling": {"type": "longrope", "short_factor": [1.0] * 48, "long_factor": [2.0] * 48,
+                         "original_max_position_embeddings": 8192}},
+    "Phi-3 yarn read as longrope, top-level original length": {
+        "model_type": "phi3", "num_hidden_layers": 1, "hidden_size": 3072, "num_attention_heads": 32,
+        "max_position_embeddings": 131072, "rope_theta": 1e4, "original_max_position_embeddings": 8192,
+        "rope_scaling": {"type": "yarn", "short_factor": [1.0] * 48, "long_factor": [2.0] * 48,
+                         "original_max_position_embeddings": 4096}},
     # the class defaults: Qwen2/Qwen3's sliding_window 4096 and max_window_layers 28, Mistral's window 4096
     "Qwen2 use_sliding_window, default window and max_window_layers": {
         "model_type": "qwen2", "num_hidden_layers": 30, "head_dim": 64, "rope_theta": 1e6, "use_sliding_window": True},

@@ -256,24 +256,14 @@ def planned_changes(root: Path = ROOT) -> dict[Path, str]:
     new_readme = with_repository(head + contents_table(items, solutions(root), root) + tail, root)
     if new_readme != text:
         changes[readme] = new_readme
-    citation = root / "CITATION.cff"
-    if citation.is_file():
-        old = citation.read_text(encoding="utf-8")
-        new = with_repository(old, root)
-        if new != old:
-            changes[citation] = new
-    changelog = root / "CHANGELOG.md"
-    if changelog.is_file():
-        old = changelog.read_text(encoding="utf-8")
-        new = with_compare_links(old, root)
-        if new != old:
-            changes[changelog] = new
-    pypi = root / "docs" / "PYPI.md"
-    if pypi.is_file():
-        old = pypi.read_text(encoding="utf-8")
-        new = with_own_links(old, root)
-        if new != old:
-            changes[pypi] = new
+    # the other files that hold the repository's address, each with its rewrite
+    for path, rewrite in ((root / "CITATION.cff", with_repository), (root / "CHANGELOG.md", with_compare_links),
+                          (root / "docs" / "PYPI.md", with_own_links)):
+        if path.is_file():
+            old = path.read_text(encoding="utf-8")
+            new = rewrite(old, root)
+            if new != old:
+                changes[path] = new
     return changes
 
 

@@ -152,13 +152,7 @@ def chromium(browser_required):
 
 @pytest.fixture
 def page(chromium):
-    context = chromium.new_context(viewport={"width": 1280, "height": 1800}, device_scale_factor=1)
-    page = context.new_page()
-    page.set_default_timeout(60000)
-    try:
-        yield page
-    finally:
-        context.close()
+    yield from pb.new_page(chromium, {"width": 1280, "height": 1800})
 
 
 @pytest.fixture

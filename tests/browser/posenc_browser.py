@@ -752,3 +752,17 @@ def exercise_demos(page, notebook: str, where: str, artifacts: Path, steps: int 
             "screenshot": str(artifacts / f"{where}-{stem}-demo{demo_index}.png"),
         })
     return records, problems
+
+
+def new_page(chromium, viewport: dict):
+    """A page in a fresh context of ``viewport`` (CSS pixels, scale 1), closed with its context afterwards.
+
+    A generator, for fixtures to ``yield from`` (conftest's ``page`` at 1280 px, the book's phone page).
+    """
+    context = chromium.new_context(viewport=viewport, device_scale_factor=1)
+    page = context.new_page()
+    page.set_default_timeout(60000)
+    try:
+        yield page
+    finally:
+        context.close()

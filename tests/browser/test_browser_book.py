@@ -19,6 +19,7 @@ import json
 import threading
 from pathlib import Path
 
+import posenc_browser as pb
 import pytest
 
 from tools import book, nav
@@ -125,13 +126,7 @@ def book_server(built_book):
 @pytest.fixture
 def phone_page(chromium):
     """A page at a phone's width (:data:`PHONE`), as the ``page`` fixture is at 1280 px."""
-    context = chromium.new_context(viewport=PHONE, device_scale_factor=1)
-    page = context.new_page()
-    page.set_default_timeout(60000)
-    try:
-        yield page
-    finally:
-        context.close()
+    yield from pb.new_page(chromium, PHONE)
 
 
 def _open(page, book_server: str, path: str) -> dict[str, list[str]]:

@@ -118,8 +118,9 @@ def retrained_held_out():
 #: (ALiBi and NoPE on "first"), while every claim of 12 and 13 held on the fresh rows. So the retrained rows
 #: are held digit by digit where training decides them, and through the claims everywhere else. This catches a
 #: change to training on every row whose loss has not saturated; it does not tell seeds apart on a saturated task
-#: (back3 with the learned table: seeds 11 and 12 store the same loss and accuracy at L). The reproduction check
-#: of every run (tests/test_lab_reproduce.py) holds its sample rows, which did reproduce, in every number.
+#: (back3 with the learned table: the former held-out seeds 11 and 12 stored the same loss and accuracy at L).
+#: The reproduction check of every run (tests/test_lab_reproduce.py) holds its sample rows, which did reproduce,
+#: in every number.
 IN_DISTRIBUTION = ("final_loss", "accuracy at L")
 
 

@@ -7,7 +7,7 @@ one row of each kind, with the files' own regenerating functions and no
 model cache, and compares every number of it with the stored row:
 
 - a headline row of the sweep (``results.json``): NoPE on "prev", seed 0;
-- a held-out row (``results_heldout.json``): NoPE on "prev", seed 11;
+- a held-out row (``results_heldout.json``): NoPE on "prev", the first held-out seed;
 - a text row (``text_results.json``): ALiBi, seed 0.
 
 The three train at once in the lab's pool of worker processes, each with one
@@ -32,7 +32,7 @@ from posenc_helpers.lab import results
 from posenc_helpers.lab import text as T
 
 #: The rows retrained: (kind, key...) as :func:`lab_rows.retrain` takes them.
-SAMPLE = (("sweep", 0, "prev", "none"), ("held-out", 11, "prev", "none"), ("text", "alibi", 0))
+SAMPLE = (("sweep", 0, "prev", "none"), ("held-out", results.HELD_OUT[0], "prev", "none"), ("text", "alibi", 0))
 
 #: The largest difference allowed between a retrained headline row and its stored one, over every number it
 #: keeps (accuracies, attention entropies in nats, weights, the final loss; the file rounds each to 4 decimals).

@@ -49,7 +49,7 @@ __all__ = [
     "TEXT_PATH", "RESULTS_PATH", "VOCAB", "DEFAULTS", "SEEDS", "TEXT_SCHEMES", "HELD_OUT_SEED", "FACTORS", "METHODS",
     "YARN_BETA", "TextRun", "text", "encode", "decode", "split", "batch", "unigram_bits", "train", "bits_per_char",
     "loss_by_position", "generate", "rope_omega", "finetune", "finetune_bits", "FINETUNE_LEN", "FINETUNE_STEPS", "sweep_row",
-    "sweep", "save", "load", "main", "HELD_OUT_PATH",
+    "sweep", "save", "load", "merge", "main", "HELD_OUT_PATH",
 ]
 
 HERE = pathlib.Path(__file__).parent
@@ -61,9 +61,14 @@ HELD_OUT_PATH = HERE / "text_results_heldout.json"
 #: The budget every scheme gets (its cost per model: train_seconds_cpu in the results file).
 DEFAULTS = {"train_len": 64, "steps": 2500, "batch": 32, "lr": 3e-3, "d_model": 64, "heads": 4, "layers": 2}
 
-#: Sweep seeds; the slow claim test trains HELD_OUT_SEED, which no sweep or notebook uses.
-SEEDS = (0, 1, 2)
-HELD_OUT_SEED = 7
+#: Sweep seeds. Seed 7 was the held-out seed until claim 6 and the ALiBi-by-position claim of text_claims.py
+#: were revised with its rows in view (issue 26); its rows, trained by the sweep's own functions (``--held-out``),
+#: were then moved into the sweep's file (:func:`merge`).
+SEEDS = (0, 1, 2, 7)
+#: The seed no sweep or notebook uses: the claim tests check every claim on its stored rows. Drawn on
+#: 2026-12-03 with ``secrets.randbelow(9000) + 1000``, after the claims were fixed; once a claim is
+#: changed because it failed on it, draw a new one the same way.
+HELD_OUT_SEED = 9627
 
 #: Inference lengths as multiples of the training length L.
 FACTORS = (1, 2, 4, 8, 16)
@@ -638,6 +643,40 @@ def rope_rows(table, *, workers=2, log=print) -> dict:
     out.update(rows=rows, finetune=fresh["finetune"], versions=fresh["versions"])
     out["rope_rows_seconds_wall"] = fresh["sweep_seconds_wall"]
     out["rope_rows_load_average"] = fresh["load_average"]
+    return out
+
+
+def merge(table, other) -> dict:
+    """``table`` (a results file as JSON) with the rows of ``other``'s seeds added, for seeds it lacks.
+
+    Both must come from this module's sweep with the same settings and versions, so the merged file is
+    one experiment; the merged file records which seeds came from where (``merged``).
+
+    >>> a = {"seeds": [0], "schemes": ["none"], "rows": [{"scheme": "none", "seed": 0}], "defaults": {}}
+    >>> b = {"seeds": [7], "schemes": ["none"], "rows": [{"scheme": "none", "seed": 7}], "defaults": {},
+    ...      "sweep_seconds_wall": 1.0}
+    >>> m = merge(a, b)
+    >>> m["seeds"], [r["seed"] for r in m["rows"]], m["merged"]
+    ([0, 7], [0, 7], [{'seeds': [7], 'sweep_seconds_wall': 1.0}])
+    >>> merge(m, b)
+    Traceback (most recent call last):
+    ...
+    ValueError: other's seeds [7] are already in the table's seeds [0, 7]
+    >>> merge(a, {**b, "defaults": {"steps": 1}})
+    Traceback (most recent call last):
+    ...
+    ValueError: other's defaults {'steps': 1} differ from the table's {}
+    """
+    if set(other["seeds"]) & set(table["seeds"]):
+        raise ValueError(f"other's seeds {other['seeds']} are already in the table's seeds {table['seeds']}")
+    for key in ("defaults", "schemes", "lengths", "methods", "yarn_beta", "finetune", "versions", "by_position_length"):
+        if table.get(key) != other.get(key):
+            raise ValueError(f"other's {key} {other.get(key)!r} differ from the table's {table.get(key)!r}")
+    order = {s: i for i, s in enumerate(table["schemes"])}
+    rows = sorted(table["rows"] + other["rows"], key=lambda r: (r["seed"], order[r["scheme"]]))
+    out = {k: v for k, v in table.items() if k not in ("bits", "by_position", "scaled", "finetuned")}
+    merged = [*table.get("merged", []), {"seeds": list(other["seeds"]), "sweep_seconds_wall": other.get("sweep_seconds_wall")}]
+    out.update(seeds=sorted(table["seeds"] + other["seeds"]), rows=rows, merged=merged)
     return out
 
 

@@ -597,6 +597,7 @@ def describe_config(config) -> str:
 FAMILIES = {
     "gemma2": "gemma2",
     "gemma3": "gemma3", "gemma3_text": "gemma3",
+    "gemma3n": "gemma3n", "gemma3n_text": "gemma3n",
     "gemma4": "gemma4", "gemma4_text": "gemma4",
     "llama4": "llama4", "llama4_text": "llama4",
     "smollm3": "smollm3",
@@ -621,7 +622,8 @@ FAMILIES = {
 # each family's config-class default_theta (transformers 5.24.0, models/<family>/configuration_<family>.py);
 # a pair is (full / global, sliding / local)
 _DEFAULT_THETA = {
-    "gemma3": (1_000_000.0, 10_000.0), "modernbert": (160_000.0, 10_000.0), "llama4": 500_000.0,
+    "gemma3": (1_000_000.0, 10_000.0), "gemma3n": (1_000_000.0, 10_000.0), "modernbert": (160_000.0, 10_000.0),
+    "llama4": 500_000.0,
     "smollm3": 2_000_000.0, "olmo3": 500_000.0, "gpt_oss": 150_000.0, "qwen2_vl": 1_000_000.0,
     "qwen3_vl": 500_000.0,
 }
@@ -830,7 +832,7 @@ def _nested_params(config: dict, family: str, types: list[str], notes: list[str]
                 f"rope_parameters is nested under {unknown[0]!r}, which is not a layer type of this config "
                 f"(layer_types: {sorted(set(types))}); a nested rope_parameters needs layer_types naming its keys"
             )
-    if family in ("gemma3", "olmo3", "modernbert", "gemma4"):
+    if family in ("gemma3", "gemma3n", "olmo3", "modernbert", "gemma4"):
         if rp is not None and not nested and rp:
             raise ValueError(
                 f"rope_parameters must be nested by layer type for model_type {config.get('model_type', family)!r} "
@@ -847,13 +849,15 @@ def _nested_params(config: dict, family: str, types: list[str], notes: list[str]
         for t in ("full_attention", "sliding_attention"):
             out.setdefault(t, {"rope_type": "default"})
         if scaling:
-            # Gemma 3 and OLMo 3 put an old-style rope_scaling on the full layers only; ModernBERT on both
+            # Gemma 3, Gemma 3n and OLMo 3 put an old-style rope_scaling on the full layers only; ModernBERT on both
             for t in ("full_attention", "sliding_attention") if family == "modernbert" else ("full_attention",):
                 out[t].update(scaling)
         full_key, local_key = {"gemma3": ("rope_theta", "rope_local_base_freq"),
+                               "gemma3n": ("rope_theta", "rope_local_base_freq"),
                                "modernbert": ("global_rope_theta", "local_rope_theta"),
                                "olmo3": ("rope_theta", None), "gemma4": ("rope_theta", "rope_theta")}[family]
-        full_default, local_default = {"gemma3": _DEFAULT_THETA["gemma3"], "modernbert": _DEFAULT_THETA["modernbert"],
+        full_default, local_default = {"gemma3": _DEFAULT_THETA["gemma3"], "gemma3n": _DEFAULT_THETA["gemma3n"],
+                                       "modernbert": _DEFAULT_THETA["modernbert"],
                                        "olmo3": (500_000.0, 500_000.0), "gemma4": (None, None)}[family]
         for t, key, default in (("full_attention", full_key, full_default),
                                 ("sliding_attention", local_key, local_default)):
@@ -949,6 +953,14 @@ def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[l
                 if isinstance(pattern, str):
                     raise ValueError(f"sliding_window_pattern {pattern!r}: EXAONE 4's code takes an int here")
                 types = _pattern_types(n, pattern, "sliding_window_pattern")
+        elif family == "gemma3n":
+            # configuration_gemma3n.py, Gemma3nTextConfig.__post_init__: every 5th layer full; the class has no
+            # sliding_window_pattern field, so a config's own is kept as an attribute that no code reads
+            types = _pattern_types(n, 5, "layer_types")
+            notes.append("no layer_types: every 5th layer full, the others sliding (Gemma3nTextConfig's default)")
+            if "sliding_window_pattern" in config:
+                notes.append(f"sliding_window_pattern {config['sliding_window_pattern']!r} not read: Gemma 3n's "
+                             "config class has no such field and builds layer_types without it")
         elif family == "olmo3":
             types = _pattern_types(n, 4, "layer_types")
             notes.append("no layer_types: every 4th layer full, the others sliding (Olmo3Config's default)")
@@ -997,6 +1009,9 @@ def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[l
         half = v.positive_int("sliding_window", config.get("sliding_window", 4096)) // 2
         notes.append(f"use_bidirectional_attention: every layer attends both ways; a sliding layer sees {half} "
                      f"tokens on each side (Hugging Face's sliding_window becomes {half + 1}, an exclusive bound)")
+    if family == "gemma3n" and config.get("use_bidirectional_attention"):
+        # Gemma3nTextConfig declares no use_bidirectional_attention, and modeling_gemma3n.py builds causal masks
+        notes.append("use_bidirectional_attention not read: Gemma 3n's code attends causally on every layer")
     if family == "modernbert" and "sliding_attention" in types:
         half = v.positive_int("local_attention", config.get("local_attention", 128)) // 2
         notes.append(f"ModernBERT's window is local_attention, the whole span: each token sees {half} on each side "
@@ -1028,6 +1043,7 @@ def _sliding(t, r):
 _CLASS_DEFAULTS = {
     "gemma2": [("sliding_window", 4096, _sliding), ("query_pre_attn_scalar", 256, lambda t, r: True)],
     "gemma3": [("sliding_window", 4096, _sliding)],
+    "gemma3n": [("sliding_window", 512, _sliding)],
     "gemma4": [("sliding_window", 512, _sliding), ("global_head_dim", 512, lambda t, r: t == "full_attention")],
     "cohere2": [("sliding_window", 4096, _sliding)],
     "qwen_window": [("sliding_window", 4096, _sliding)],
@@ -1068,8 +1084,8 @@ def _window(config: dict, family: str, layer_type: str) -> int | None:
     if family == "gemma3" and config.get("use_bidirectional_attention"):
         # the whole bidirectional span: ± sliding_window // 2 (see _layer_table)
         return 2 * (v.positive_int("sliding_window", config.get("sliding_window", 4096)) // 2)
-    defaults = {"gemma2": 4096, "gemma3": 4096, "gemma4": 512, "cohere2": 4096, "exaone4": 4096, "olmo3": 4096, "gpt_oss": 128,
-                "qwen_window": 4096}
+    defaults = {"gemma2": 4096, "gemma3": 4096, "gemma3n": 512, "gemma4": 512, "cohere2": 4096, "exaone4": 4096,
+                "olmo3": 4096, "gpt_oss": 128, "qwen_window": 4096}
     window = config.get("sliding_window", defaults.get(family))
     if window is None:
         raise ValueError(f"a {layer_type} layer needs sliding_window, and the config has none")
@@ -1100,7 +1116,7 @@ def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[st
     params = _nested_params(config, family, types, notes)
     given = config.get("rope_parameters")
     # whether Hugging Face's config.rope_parameters ends up nested by layer type
-    hf_nested = family in ("gemma3", "olmo3", "modernbert", "gemma4") or (
+    hf_nested = family in ("gemma3", "gemma3n", "olmo3", "modernbert", "gemma4") or (
         isinstance(given, dict) and any(isinstance(x, dict) for x in given.values()))
     max_pos = config.get("max_position_embeddings", config.get("n_positions"))
 
@@ -1116,7 +1132,7 @@ def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[st
                 "num_attention_heads", config["num_attention_heads"])
         elif config.get("head_dim"):
             common = v.positive_int("head_dim", config["head_dim"])
-        elif family in ("gemma2", "gemma3", "gemma4") or family == "qwen3_next":
+        elif family in ("gemma2", "gemma3", "gemma3n", "gemma4") or family == "qwen3_next":
             common = 256
             notes.append("no head_dim: 256 assumed (the config class's default)")
         else:
@@ -1187,7 +1203,7 @@ def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[st
         if family in ("gemma2", "gemma3") or (family == "generic" and config.get("query_pre_attn_scalar") is not None):
             scalar = _number("query_pre_attn_scalar", config.get("query_pre_attn_scalar", 256))
             scale = scalar ** -0.5
-        elif family == "gemma4":
+        elif family in ("gemma4", "gemma3n"):  # Gemma4TextAttention, Gemma3nTextAttention: self.scaling = 1.0
             scale = 1.0
         elif family == "granite":  # modeling_granite.py, GraniteAttention: self.scaling = config.attention_multiplier
             scale = _number("attention_multiplier", config.get("attention_multiplier", 1.0))
@@ -1275,10 +1291,10 @@ def layer_positions(config) -> list[LayerPositions]:
 
     Reads ``layer_types`` (default: every layer ``"full_attention"``, or the family's own rule when the
     config's ``model_type`` names one, see :data:`FAMILIES`), ``rope_parameters`` flat, or nested by layer type
-    for the families whose code reads it so (Gemma 3 and 4, OLMo 3, ModernBERT; for any other, a nested one is
+    for the families whose code reads it so (Gemma 3, 3n and 4, OLMo 3, ModernBERT; for any other, a nested one is
     refused, as transformers 5 raises building that model) (and the older ``rope_scaling`` + ``rope_theta``),
     ``sliding_window``, ``sliding_window_pattern``,
-    ``rope_local_base_freq`` (Gemma 3), ``global_rope_theta`` / ``local_rope_theta`` /
+    ``rope_local_base_freq`` (Gemma 3 and 3n), ``global_rope_theta`` / ``local_rope_theta`` /
     ``global_attn_every_n_layers`` (ModernBERT), ``no_rope_layers`` (Llama 4, SmolLM3: **1 means RoPE, 0 means
     none**), ``attention_chunk_size``, ``full_attention_interval`` (Qwen3-Next), ``partial_rotary_factor``, the
     ``"proportional"`` rope type (Gemma 4), ``qk_rope_head_dim`` / ``qk_nope_head_dim`` / ``rope_interleave``
@@ -1304,7 +1320,8 @@ def layer_positions(config) -> list[LayerPositions]:
 
 _FAMILY_NAMES = {
     "gemma2": "Gemma 2", "granite": "Granite",
-    "gemma3": "Gemma 3", "gemma4": "Gemma 4", "llama4": "Llama 4", "smollm3": "SmolLM3", "cohere2": "Cohere2",
+    "gemma3": "Gemma 3", "gemma3n": "Gemma 3n", "gemma4": "Gemma 4", "llama4": "Llama 4", "smollm3": "SmolLM3",
+    "cohere2": "Cohere2",
     "exaone4": "EXAONE 4", "deepseek_v3": "DeepSeek-V3", "qwen3_next": "Qwen3-Next", "qwen2_vl": "Qwen2-VL",
     "qwen3_vl": "Qwen3-VL", "qwen3_5": "Qwen3.5", "olmo3": "OLMo 3", "modernbert": "ModernBERT", "gpt_oss": "gpt-oss",
     "ministral3": "Ministral 3", "qwen_window": "Qwen2/Qwen3", "qwen3_moe": "Qwen3-MoE",
@@ -1444,8 +1461,9 @@ def _describe_layers(config) -> str:
         why = f"attention_multiplier {inner.get('attention_multiplier', 1.0)}, as GraniteAttention sets scaling"
         if inner.get("attention_multiplier") is None:
             why += " (the config class's default)"
-    elif family == "gemma4":
-        why = "Gemma4TextAttention sets scaling = 1.0; q and k pass through RMSNorm first"
+    elif family in ("gemma4", "gemma3n"):
+        cls = "Gemma4TextAttention" if family == "gemma4" else "Gemma3nTextAttention"
+        why = f"{cls} sets scaling = 1.0; q and k pass through RMSNorm first"
     elif family == "deepseek_v3" and len(scales) == 1 and abs(scales[0] - widths[0] ** -0.5) > 1e-15:
         m = math.sqrt(scales[0] * math.sqrt(widths[0]))
         why = f"1/√{widths[0]} × mscale² with mscale = 0.1·mscale_all_dim·ln(factor) + 1 = {m:.4f}"

@@ -178,7 +178,8 @@ FIELD_DEFAULTS = {  # dataclass field defaults of each configuration class that 
     "granite": {"attention_multiplier": 1.0},
     "phi3": {"original_max_position_embeddings": 4096},  # a field of Phi3Config: it always overrides the dict's
 }
-TEXT = {"gemma3": "gemma3_text", "gemma4": "gemma4_text", "llama4": "llama4_text", "qwen2_vl": "qwen2_vl_text",
+TEXT = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "llama4": "llama4_text",
+        "qwen2_vl": "qwen2_vl_text",
         "qwen2_5_vl": "qwen2_5_vl_text", "qwen3_vl": "qwen3_vl_text", "qwen3_5": "qwen3_5_text",
         "mistral3": "ministral3"}
 
@@ -244,6 +245,20 @@ def construct(config: dict) -> dict:
         c.setdefault("query_pre_attn_scalar", 256)
         if c.get("use_bidirectional_attention"):  # __post_init__: "due to fa we set exclusive bounds"
             c["sliding_window"] = (c["sliding_window"] // 2) + 1
+    elif mt == "gemma3n_text":  # configuration_gemma3n.py, Gemma3nTextConfig
+        if c.get("layer_types") is None:  # __post_init__; the class has no sliding_window_pattern field
+            c["layer_types"] = ["full_attention" if (i + 1) % 5 == 0 else "sliding_attention" for i in range(n)]
+        rp = c.get("rope_parameters") or {"sliding_attention": {"rope_type": "default"},
+                                          "full_attention": {"rope_type": "default"}}
+        if rope_scaling is not None:  # convert_rope_params_to_dict
+            rp["full_attention"].update(rope_scaling)
+        rp.setdefault("full_attention", {"rope_type": "default"})
+        rp["full_attention"].setdefault("rope_theta", 1_000_000.0 if kwargs_theta is None else kwargs_theta)
+        rp.setdefault("sliding_attention", {"rope_type": "default"})
+        rp["sliding_attention"].setdefault("rope_theta", c.pop("rope_local_base_freq", 10_000.0))
+        c["rope_parameters"] = rp
+        c.setdefault("head_dim", 256)
+        c.setdefault("sliding_window", 512)
     elif mt == "gemma4_text":  # configuration_gemma4.py, Gemma4TextConfig
         if c.get("layer_types") is None:
             c["layer_types"] = ["sliding_attention" if bool((i + 1) % 6) else "full_attention" for i in range(n)]
@@ -415,7 +430,7 @@ def attention(c: dict, layer_idx: int) -> dict:
         out["scaling"] = c["query_pre_attn_scalar"] ** -0.5
     elif mt == "granite":  # GraniteAttention: scaling = config.attention_multiplier
         out["scaling"] = c["attention_multiplier"]
-    elif mt == "gemma4_text":  # Gemma4TextAttention: scaling = 1.0
+    elif mt in ("gemma4_text", "gemma3n_text"):  # Gemma4TextAttention, Gemma3nTextAttention: scaling = 1.0
         out["scaling"] = 1.0
     else:
         out["scaling"] = head_dim ** -0.5

@@ -167,6 +167,14 @@ HAND = {
         "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "max_position_embeddings": 32768},
     "Gemma 3 defaults": {"model_type": "gemma3_text", "num_hidden_layers": 7},
     "Gemma 4 defaults (proportional, global_head_dim)": {"model_type": "gemma4_text", "num_hidden_layers": 9},
+    # Gemma 3n: every 5th layer full, rope_local_base_freq on the sliding layers, softmax scale 1, window 512
+    # (configuration_gemma3n.py, modeling_gemma3n.py)
+    "Gemma 3n defaults": {"model_type": "gemma3n_text", "num_hidden_layers": 10},
+    "Gemma 3n multimodal, old-style keys": {
+        "model_type": "gemma3n", "text_config": {
+            "num_hidden_layers": 7, "head_dim": 128, "sliding_window": 1024, "rope_theta": 2e6,
+            "rope_local_base_freq": 5e4, "rope_scaling": {"rope_type": "linear", "factor": 2.0},
+            "max_position_embeddings": 32768}},
     "Gemma 4 nested": {
         "model_type": "gemma4_text", "num_hidden_layers": 6, "head_dim": 128, "global_head_dim": 256,
         "sliding_window": 1024, "layer_types": ["sliding_attention"] * 4 + ["full_attention", "sliding_attention"],
@@ -277,7 +285,7 @@ def test_hand_built_shape_matches_transformers_5(shape):
     text = describe_config(HAND[shape])
     # per-layer configs get the per-kind report; single-scheme ones (Llama-style flat YaRN, Qwen3, Mistral) the old one
     assert text.startswith("layers:" if per_layer(HAND[shape]) else "rotation:")
-    assert len(layers) == HAND[shape]["num_hidden_layers"]
+    assert len(layers) == HAND[shape].get("text_config", HAND[shape])["num_hidden_layers"]
 
 
 def test_hand_built_values_are_the_published_formulas():
@@ -360,11 +368,11 @@ def test_malformed_shapes_are_refused_naming_the_key(cfg, key):
 @pytest.mark.parametrize(
     "cfg, key",
     [
-        # transformers 5 has VaultGemma's scale, Gemma 3n's local base, GraniteMoE's multiplier, a bidirectional
-        # window: each is its family's own code, which the reader does not transcribe
+        # transformers 5 has VaultGemma's scale, GraniteMoE's multiplier, a bidirectional window: each is its
+        # family's own code, which the reader does not transcribe; a made-up family with Gemma-like keys is refused too
         ({"model_type": "vaultgemma", "num_hidden_layers": 4, "head_dim": 64, "sliding_window": 4096,
           "query_pre_attn_scalar": 256}, "query_pre_attn_scalar"),
-        ({"model_type": "gemma3n_text", "num_hidden_layers": 2, "head_dim": 64, "rope_local_base_freq": 1e4,
+        ({"model_type": "made_up_hybrid", "num_hidden_layers": 2, "head_dim": 64, "rope_local_base_freq": 1e4,
           "layer_types": ["sliding_attention", "full_attention"]}, "layer_types"),
         ({"model_type": "granitemoe", "num_hidden_layers": 2, "head_dim": 64, "attention_multiplier": 0.0078125},
          "attention_multiplier"),

@@ -174,8 +174,11 @@ CLAIMS_12 = [
     Claim("sinusoidal on prev: at most 2.5 times chance past L at 2L, at most 1.5 times at 8L",
           lambda v: _b(v, "prev", "sinusoidal", 64) <= 2.5 * _CHANCE
           and _b(v, "prev", "sinusoidal", 256) <= 1.5 * _CHANCE, live=True),
-    Claim("RoPE on prev degrades gradually: at least 0.75 past L at 2L, at most 0.6 at 8L",
-          lambda v: _b(v, "prev", "rope", 64) >= 0.75 and _b(v, "prev", "rope", 256) <= 0.6, live=True),
+    # (revised, 2026-12-04: "at most 0.6 at 8L" failed on held-out seed 9957, whose RoPE model held 0.65 there;
+    # the fall from 2L to 8L, 0.35 or more on all seven seeds seen, is what the claim now bounds)
+    Claim("RoPE on prev degrades gradually: at least 0.75 past L at 2L, and at least 0.2 lower at 8L than at 2L",
+          lambda v: _b(v, "prev", "rope", 64) >= 0.75 and _b(v, "prev", "rope", 256) <= _b(v, "prev", "rope", 64) - 0.2,
+          live=True),
     # (dropped, issue 26: "sinusoidal on first: at least 0.9 past L at 8L" and "RoPE on first fails from 4L: at
     # most 0.9 past L at 4L, at most 0.75 at 8L" held on the five sweep seeds and failed on seeds outside them,
     # as did three claims of notebook 13 about RoPE on first and the band "ALiBi on back3: between 0.8 and 0.92
@@ -208,12 +211,11 @@ CLAIMS_12_SCALING = [
     Claim("YaRN with LLaMA's thresholds acts like PI on prev: at most 0.5 past L at 2L, at most 3 times chance at 8L",
           lambda v: _b(v, "prev", "rope", 64, "scaled", "yarn_llama") <= 0.5
           and _b(v, "prev", "rope", 256, "scaled", "yarn_llama") <= 3 * _CHANCE, live=True),
-    Claim("YaRN with the lab's thresholds beats plain RoPE on prev at 4L and 8L by at least 0.05",
-          lambda v: all(_b(v, "prev", "rope", T, "scaled", "yarn") >= _b(v, "prev", "rope", T) + 0.05
-                        for T in (128, 256)), live=True),
-    Claim("YaRN with the lab's thresholds beats NTK on prev at 4L and 8L",
-          lambda v: all(_b(v, "prev", "rope", T, "scaled", "yarn") > _b(v, "prev", "rope", T, "scaled", "ntk")
-                        for T in (128, 256)), live=True),
+    # (revised, 2026-12-04: "beats plain RoPE on prev at 4L and 8L by at least 0.05" and "beats NTK on prev at 4L
+    # and 8L" held on the five sweep seeds and failed on held-out seed 9957, where plain RoPE extrapolated better
+    # than on any sweep seed and NTK beat YaRN at both lengths; what held on all seven seeds seen is kept)
+    Claim("YaRN with the lab's thresholds beats plain RoPE on prev at 8L",
+          lambda v: _b(v, "prev", "rope", 256, "scaled", "yarn") > _b(v, "prev", "rope", 256), live=True),
     Claim("YaRN with the lab's thresholds finds the first token: at least 0.99 past L at every length",
           lambda v: all(_b(v, "first", "rope", T, "scaled", "yarn") >= 0.99 for T in _lengths(v, "first"))),
     Claim("NTK beats plain RoPE at 8L on both tasks",

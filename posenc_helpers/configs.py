@@ -53,6 +53,8 @@ __all__ = [
     "FAMILY_KEYS",
     "LAYER_TYPES",
     "LayerPositions",
+    "QKNorm",
+    "QK_NORM_UNKNOWN",
     "layer_positions",
     "per_layer",
     "llama4_query_temperature",
@@ -668,6 +670,39 @@ def _refuse_unknown_family(config: dict) -> None:
 
 
 @dataclass(frozen=True)
+class QKNorm:
+    """How one layer normalises its queries and keys, and where that happens relative to RoPE.
+
+    * ``where``: ``"before_rope"`` (q and k are normalised, then rotated), ``"after_rope"`` (rotated, then
+      normalised) or ``"no_rope"`` (normalised in a layer that has no RoPE);
+    * ``over``: ``"head"`` (each head's ``head_dim`` channels on their own) or ``"all_heads"`` (the whole
+      projection, every head together, before it is split into heads: OLMo 3);
+    * ``kind``: ``"rms"`` (x / √(mean x² + ε), so the result has norm about √width) or ``"l2"``
+      (x / √(Σ x² + ε), norm about 1);
+    * ``weight``: ``"learned"`` (times a learned vector w, initialised to ones), ``"one_plus_learned"``
+      (times 1 + w, w initialised to zeros: Gemma 3, Qwen3-Next, Qwen3.5) or ``"none"``.
+    """
+
+    where: str
+    over: str
+    kind: str
+    weight: str
+
+    def __str__(self) -> str:
+        over = "per head" if self.over == "head" else "over all heads together"
+        weight = {"learned": "a learned weight", "one_plus_learned": "a learned weight as 1 + w",
+                  "none": "no weight"}[self.weight]
+        where = {"before_rope": "before the rotation", "after_rope": "after the rotation",
+                 "no_rope": "in a layer without RoPE"}[self.where]
+        return f"{self.kind.upper()} norm {over}, {weight}, {where}"
+
+
+#: What ``LayerPositions.qk_norm`` holds for a ``model_type`` outside :data:`FAMILIES` (other than ``"llama"``):
+#: whether q and k are normalised is decided by the family's modeling code, which no config key states.
+QK_NORM_UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
 class LayerPositions:
     """What one decoder layer does with position, as the model's transformers-5 code computes it.
 
@@ -686,7 +721,9 @@ class LayerPositions:
     * ``query_temperature``: None, or a function of the position array giving the factor on each query;
     * ``head_dim``: the width of q and k in that layer (rotated and position-free dims together);
     * ``rope_type``, ``base``, ``factor``: the frequency rule, base and scaling factor (None without RoPE);
-    * ``mrope_section``, ``mrope_interleaved``: multimodal RoPE's split of the pairs over (t, h, w), if any.
+    * ``mrope_section``, ``mrope_interleaved``: multimodal RoPE's split of the pairs over (t, h, w), if any;
+    * ``qk_norm``: a :class:`QKNorm` when the layer normalises q and k, None when it does not, and
+      :data:`QK_NORM_UNKNOWN` for a family outside :data:`FAMILIES`, whose code the reader has not read.
     """
 
     layer_type: str
@@ -704,6 +741,7 @@ class LayerPositions:
     factor: float | None = None
     mrope_section: tuple[int, ...] | None = None
     mrope_interleaved: bool = False
+    qk_norm: QKNorm | str | None = None
 
     @property
     def pairs(self) -> int:
@@ -758,6 +796,53 @@ def llama_4_scaling_temperature(positions, *, beta, original_max_position):
     p = v.real_array("positions", positions)
     # 1 + β · ln(1 + ⌊p / L⌋)
     return 1.0 + beta * np.log1p(np.floor(p / original_max_position))
+
+
+# q and k normalisation, from each family's attention class in transformers 5.24.0 (models/<m>/modeling_<m>.py)
+_RMS_HEAD = QKNorm("before_rope", "head", "rms", "learned")
+_RMS_HEAD_1P = QKNorm("before_rope", "head", "rms", "one_plus_learned")
+_QK_NORM_RULES = {
+    # Qwen3Attention, Qwen3MoeAttention, Qwen3VLTextAttention: q_norm / k_norm = RMSNorm(head_dim), weight ones,
+    # on q_proj(h).view(..., head_dim), then apply_rotary_pos_emb ("unlike olmo, only on the head dim!")
+    "qwen3": _RMS_HEAD, "qwen3_moe": _RMS_HEAD, "qwen3_vl": _RMS_HEAD,
+    # Gemma3nTextAttention, Gemma4TextAttention: Gemma3nRMSNorm / Gemma4RMSNorm(head_dim), weight ones, then
+    # apply_rotary_pos_emb (v_norm, weightless, touches values only); a layer that reuses another layer's keys
+    # (kv_sharing_modes "reuse") reads keys normalised the same way
+    "gemma3n": _RMS_HEAD, "gemma4": _RMS_HEAD,
+    # Gemma3Attention: Gemma3RMSNorm(head_dim), output × (1 + weight), weight zeros, then apply_rotary_pos_emb
+    "gemma3": _RMS_HEAD_1P,
+    # Qwen3NextAttention, Qwen3_5Attention (the full-attention layers): RMSNorm(head_dim) × (1 + weight)
+    "qwen3_next": _RMS_HEAD_1P, "qwen3_5": _RMS_HEAD_1P,
+    # Olmo3Attention: q_norm = Olmo3RMSNorm(num_attention_heads · head_dim) on q_proj(h), before the view into heads
+    "olmo3": QKNorm("before_rope", "all_heads", "rms", "learned"),
+    # Exaone4Attention: q_norm / k_norm = Exaone4RMSNorm(head_dim) on every layer, then RoPE where the layer has it
+    "exaone4": _RMS_HEAD,
+}
+# Qwen3NextGatedDeltaNet, Qwen3_5GatedDeltaNet: chunk_gated_delta_rule(..., use_qk_l2norm_in_kernel=True),
+# l2norm(x) = x · rsqrt(Σ x² + 1e-6) over each head
+_LINEAR_QK_NORM = QKNorm("no_rope", "head", "l2", "none")
+# Llama4TextAttention: qk_norm = Llama4TextL2Norm() only if config.use_qk_norm and the layer uses RoPE, applied
+# after apply_rotary_emb; despite its name it computes x · rsqrt(mean x² + eps), an RMS norm without weight
+_LLAMA4_QK_NORM = QKNorm("after_rope", "head", "rms", "none")
+
+
+def _qk_norm(config: dict, family: str, layer_type: str, rope: bool) -> QKNorm | str | None:
+    """Whether and where this layer normalises q and k, as its transformers-5 attention class does."""
+    if layer_type == "linear_attention":
+        return _LINEAR_QK_NORM
+    if family == "llama4":
+        return _LLAMA4_QK_NORM if rope and config.get("use_qk_norm", True) else None
+    if family == "qwen_window":  # Qwen2Attention has no q_norm; Qwen3Attention has
+        family = config.get("model_type")
+    if family == "generic":
+        # LlamaAttention normalises neither q nor k; an unknown family's code is not known
+        return None if config.get("model_type") == "llama" else QK_NORM_UNKNOWN
+    rule = _QK_NORM_RULES.get(family)
+    if rule is not None and not rope:
+        return QKNorm("no_rope", rule.over, rule.kind, rule.weight)
+    # every other family in FAMILIES normalises neither (DeepSeek-V3's q_a_layernorm and kv_a_layernorm normalise
+    # the low-rank latents before the up-projections; the rotated key part k_pe is never normalised)
+    return rule
 
 
 def _family(config: dict, notes: list[str]) -> str:
@@ -1241,6 +1326,7 @@ def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[st
             base=settings.base if r and settings else None,
             factor=settings.factor if r and settings else None,
             mrope_section=section, mrope_interleaved=interleaved,
+            qk_norm=_qk_norm(config, family, t, bool(r and settings is not None)),
         ))
     kinds_present = {(r.layer_type, r.rope) for r in records}
     for key, default, relevant in _CLASS_DEFAULTS.get(family, ()):
@@ -1470,6 +1556,7 @@ def _describe_layers(config) -> str:
     else:
         why = "1/√head_dim, head_dim " + ", ".join(str(w) for w in widths)
     lines.append(f"softmax scale on q·k: {scale_text} ({why})")
+    lines.append(_qk_norm_sentence(layers, model))
     if family == "deepseek_v3":
         rope_dim = first_rope.rotary_dim if first_rope else 0
         lines.append(
@@ -1499,6 +1586,25 @@ def _describe_layers(config) -> str:
         lines.append(f"declared context: {int(max_pos):,} tokens (max_position_embeddings)")
     lines.extend(f"note: {n}" for n in notes)
     return "\n".join(lines)
+
+
+def _qk_norm_sentence(layers: list[LayerPositions], model_type: str | None) -> str:
+    """'q and k normalised: ...' for every distinct QK-norm, with the layers it applies to."""
+    if any(x.qk_norm == QK_NORM_UNKNOWN for x in layers):
+        who = f"model_type {model_type!r}" if model_type else "a config without model_type"
+        return (f"q and k normalised: not known ({who} is not a family the reader transcribes, and no config key "
+                "says; the family's attention code decides)")
+    groups: dict[str, list[str]] = {}
+    for x in layers:
+        groups.setdefault("none" if x.qk_norm is None else str(x.qk_norm), []).append(_short(x))
+    if len(groups) == 1:
+        (what,) = groups
+        return "q and k normalised: on no layer" if what == "none" else f"q and k normalised: {what} (every layer)"
+    parts = []
+    for what, kinds in groups.items():
+        counts = ", ".join(f"{k} ×{kinds.count(k)}" for k in dict.fromkeys(kinds))
+        parts.append(f"{what} ({counts})")
+    return "q and k normalised: " + "; ".join(parts)
 
 
 def _mrope_sentence(section, interleaved: bool) -> str:

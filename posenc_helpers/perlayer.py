@@ -7,7 +7,10 @@
   with ω = 0, as in "proportional" RoPE, never does);
 * why RoPE stops a key projection from being folded into the query side
   (multi-head latent attention): the rotation matrix R_p, the bilinear form
-  of a score, and the best single matrix that could replace it.
+  of a score, and the best single matrix that could replace it;
+* QK-norm: the RMS norm models apply to queries and keys (:func:`rms_norm`),
+  and the bound it puts on every logit the rotation then modulates
+  (:func:`qk_norm_bound`).
 
 Taught in notebooks/14-position-per-layer.ipynb.
 """
@@ -25,6 +28,8 @@ __all__ = [
     "rope_matrix",
     "score_matrix",
     "fold_residual",
+    "rms_norm",
+    "qk_norm_bound",
 ]
 
 
@@ -143,3 +148,54 @@ def fold_residual(q, c, scores) -> float:
     # A = Q⁺·S·(Cᵀ)⁺, the least-squares fit of S ≈ Q·A·Cᵀ
     a = np.linalg.pinv(q) @ scores @ np.linalg.pinv(c.T)
     return float(np.linalg.norm(scores - q @ a @ c.T) / norm)
+
+
+def rms_norm(x, weight=None, *, one_plus=False, eps=1e-6) -> np.ndarray:
+    """RMSNorm over the last axis: x / √(mean(x²) + eps), times ``weight`` (or 1 + ``weight``).
+
+    What Qwen3, Gemma and OLMo apply to each query and key (the record's
+    :class:`~posenc_helpers.configs.QKNorm` says where): without a weight the
+    result has mean square just under 1, so its Euclidean norm is just under
+    √d for d entries. ``one_plus=True`` is Gemma 3's form, weight × (1 + w) with w
+    initialised to zeros. Taught in notebooks/14-position-per-layer.ipynb.
+
+    >>> rms_norm([3.0, 4.0], eps=0.0)                    # rms = √(25/2): the norm becomes √2
+    array([0.84852814, 1.13137085])
+    >>> rms_norm([3.0, 4.0], [2.0, 0.5], eps=0.0), rms_norm([3.0, 4.0], [1.0, -0.5], one_plus=True, eps=0.0)
+    (array([1.69705627, 0.56568542]), array([1.69705627, 0.56568542]))
+    """
+    x = v.vector_array("x", x)
+    eps = v.real_scalar("eps", eps)
+    if eps < 0:
+        raise ValueError(f"eps must be ≥ 0, got {eps!r}")
+    # x / √(mean(x²) + eps)
+    ms = np.mean(x * x, axis=-1, keepdims=True) + eps
+    if (ms == 0).any():
+        raise ValueError("x has an all-zero row and eps is 0: its RMS norm divides by zero (give eps > 0)")
+    out = x / np.sqrt(ms)
+    if weight is None:
+        return out
+    weight = v.vector_array("weight", weight)
+    if weight.shape != x.shape[-1:]:
+        raise ValueError(f"weight must have one entry per channel ({x.shape[-1]}), got shape {weight.shape}")
+    return out * (1.0 + weight if one_plus else weight)
+
+
+def qk_norm_bound(weight_q, weight_k) -> float:
+    """The largest |logit| RMS-normalised q and k can give: max|g_q|·max|g_k|·√d, softmax scale 1/√d included.
+
+    With q̂ = g_q ⊙ q/rms(q): ‖q/rms(q)‖ ≤ √d, so ‖q̂‖ ≤ max|g_q|·√d, and the
+    same for k̂. A rotation keeps lengths, so whatever positions turn them,
+    |q̂ᵀR_(n−m)k̂|/√d ≤ ‖q̂‖·‖k̂‖/√d ≤ max|g_q|·max|g_k|·√d, however large q and
+    k were before the norm. For weights in the form 1 + w give 1 + w.
+    Taught in notebooks/14-position-per-layer.ipynb.
+
+    >>> qk_norm_bound(np.ones(64), np.ones(64))           # no learned weight, head of 64: √64
+    8.0
+    """
+    weight_q, weight_k = v.vector_array("weight_q", weight_q), v.vector_array("weight_k", weight_k)
+    if weight_q.ndim != 1 or weight_q.shape != weight_k.shape:
+        raise ValueError(f"weight_q and weight_k must be vectors of one length, got shapes {weight_q.shape} and "
+                         f"{weight_k.shape}")
+    # max|g_q| · max|g_k| · √d
+    return float(np.abs(weight_q).max() * np.abs(weight_k).max() * np.sqrt(weight_q.size))

@@ -467,7 +467,34 @@ def attention(c: dict, layer_idx: int) -> dict:
         out["sliding_window"] = None
     out["head_dim"] = head_dim if mt != "deepseek_v3" else c.get("qk_nope_head_dim", 128) + c.get(
         "qk_rope_head_dim", 64)
+    out["qk_norm"] = qk_norm(c, mt, layer_type, out["use_rope"], head_dim)
     return out
+
+
+def qk_norm(c: dict, mt: str, layer_type: str, use_rope: bool, head_dim: int) -> dict | None:
+    """The modules the attention class applies to q and k: which order against the rotation, on what (each
+    head's view, or the whole q_proj output), over how many channels, with x.pow(2).mean or .sum, and how the
+    weight enters (``"w"``: weight ones; ``"1+w"``: zeros)."""
+    order = "norm, rotate" if use_rope else "norm"
+    if layer_type == "linear_attention":  # *GatedDeltaNet.forward: use_qk_l2norm_in_kernel=True, l2norm over dim -1
+        return {"order": "norm", "on": "heads", "channels": c.get("linear_key_head_dim", 128), "reduce": "sum",
+                "scale": None}
+    if mt == "llama4_text":  # Llama4TextAttention: `if self.config.use_qk_norm and self.use_rope`, after the rotary
+        if not (c.get("use_qk_norm", True) and use_rope):
+            return None
+        return {"order": "rotate, norm", "on": "heads", "channels": head_dim, "reduce": "mean", "scale": None}  # Llama4TextL2Norm
+    if mt in ("qwen3", "qwen3_moe", "qwen3_vl_text", "exaone4", "gemma3n_text", "gemma4_text"):
+        # Qwen3RMSNorm / Qwen3MoeRMSNorm / Qwen3VLTextRMSNorm / Exaone4RMSNorm: weight = torch.ones(hidden_size);
+        # Gemma3nRMSNorm / Gemma4RMSNorm(with_scale=True): weight = torch.ones(dim)
+        return {"order": order, "on": "heads", "channels": head_dim, "reduce": "mean", "scale": "w"}
+    if mt in ("gemma3_text", "qwen3_next", "qwen3_5_text"):
+        # Gemma3RMSNorm / Qwen3NextRMSNorm / Qwen3_5RMSNorm: weight = torch.zeros(dim), output * (1.0 + weight)
+        return {"order": order, "on": "heads", "channels": head_dim, "reduce": "mean", "scale": "1+w"}
+    if mt == "olmo3":  # Olmo3Attention: Olmo3RMSNorm(config.num_attention_heads * self.head_dim) on q_proj(h);
+        # Olmo3Config: num_attention_heads: int = 32
+        return {"order": order, "on": "q_proj", "channels": c.get("num_attention_heads", 32) * head_dim, "reduce": "mean",
+                "scale": "w"}
+    return None  # no q_norm, k_norm or qk_norm in the attention class (DeepSeek-V3's norms act on its latents)
 
 
 def mrope_axes(c: dict, pairs: int) -> list[str] | None:

@@ -17,8 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from posenc_helpers import configs as configs_module
 from posenc_helpers.configs import (
+    QK_NORM_UNKNOWN,
     LayerPositions,
+    QKNorm,
     bundled_configs,
     bundled_sources,
     describe_config,
@@ -68,7 +71,22 @@ def assert_matches_hf(config: dict) -> list[LayerPositions]:
         else:
             np.testing.assert_allclose(a.query_temperature(POSITIONS), b["temperature"](POSITIONS), rtol=1e-14)
         assert a.mrope_axes == (None if b["mrope_axes"] is None else tuple(b["mrope_axes"])), where
+        assert_same_qk_norm(a.qk_norm, b["qk_norm"], a.head_dim, where)
     return ours
+
+
+def assert_same_qk_norm(ours, ref: dict | None, head_dim: int, where: str) -> None:
+    """Our QKNorm record says what the reference's modules do: order, width, mean or sum, weight."""
+    if ref is None:
+        assert ours is None, where
+        return
+    assert isinstance(ours, QKNorm), where
+    assert ours.where == {"norm, rotate": "before_rope", "rotate, norm": "after_rope", "norm": "no_rope"}[ref["order"]]
+    assert ours.kind == {"mean": "rms", "sum": "l2"}[ref["reduce"]], where
+    assert ours.weight == {"w": "learned", "1+w": "one_plus_learned", None: "none"}[ref["scale"]], where
+    assert ours.over == {"heads": "head", "q_proj": "all_heads"}[ref["on"]], where
+    if ref["on"] == "heads" and ref["reduce"] == "mean":
+        assert ref["channels"] == head_dim, where  # an RMS norm over one head's channels
 
 
 @pytest.mark.parametrize("name", sorted(bundled_configs("all")))
@@ -195,6 +213,13 @@ HAND = {
         "model_type": "llama4_text", "num_hidden_layers": N, "head_dim": 64, "no_rope_layers": []},
     "Llama 4 without temperature tuning": {
         "model_type": "llama4_text", "num_hidden_layers": 4, "head_dim": 64, "attn_temperature_tuning": False},
+    "Llama 4 without qk_norm (the 128E model)": {
+        "model_type": "llama4_text", "num_hidden_layers": 4, "head_dim": 64, "use_qk_norm": False},
+    "Qwen3 defaults (q and k normalised per head)": {
+        "model_type": "qwen3", "num_hidden_layers": 2, "head_dim": 128, "rope_theta": 1e6},
+    "EXAONE 4 NoPE full layers (q and k still normalised)": {
+        "model_type": "exaone4", "num_hidden_layers": 8, "head_dim": 64, "sliding_window": 4096,
+        "sliding_window_pattern": 4},
     "SmolLM3 no_rope_layers": {
         "model_type": "smollm3", "num_hidden_layers": 6, "hidden_size": 256, "num_attention_heads": 4,
         "rope_theta": 5e6, "no_rope_layers": [1, 0, 1, 1, 0, 1]},
@@ -491,3 +516,36 @@ def test_deepseek_yarn_with_equal_betas_is_read_as_transformers_reads_it(beta):
     # the paper's ramp divides by beta_fast − beta_slow: there equal betas are still refused, by name
     with pytest.raises(ValueError, match="need 0 < beta_slow < beta_fast .* for ramp 'paper'"):
         yarn_ramp(64, 10000.0, original_max_position=4096, beta_fast=beta, beta_slow=beta)
+
+
+def test_qk_norm_is_read_per_layer_as_each_attention_class_applies_it():
+    # Llama 4: the weightless norm on RoPE layers only, after the rotation; none on its NoPE layers
+    llama4 = layer_positions({"model_type": "llama4_text", "num_hidden_layers": 4, "head_dim": 64,
+                              "no_rope_layers": [1, 1, 1, 0]})
+    assert [None if x.qk_norm is None else x.qk_norm.where for x in llama4] == ["after_rope"] * 3 + [None]
+    assert llama4[0].qk_norm == QKNorm("after_rope", "head", "rms", "none")
+    # OLMo 3 normalises the whole projection; Gemma 3 scales by 1 + w; Qwen2 normalises nothing, Qwen3 does
+    olmo = layer_positions({"model_type": "olmo3", "num_hidden_layers": 4, "head_dim": 64})
+    assert {x.qk_norm for x in olmo} == {QKNorm("before_rope", "all_heads", "rms", "learned")}
+    gemma = layer_positions({"model_type": "gemma3_text", "num_hidden_layers": 6, "head_dim": 64})
+    assert {x.qk_norm.weight for x in gemma} == {"one_plus_learned"}
+    qwen2 = layer_positions({"model_type": "qwen2", "num_hidden_layers": 2, "head_dim": 64})
+    qwen3 = layer_positions({"model_type": "qwen3", "num_hidden_layers": 2, "head_dim": 64})
+    assert [x.qk_norm for x in qwen2] == [None, None] and all(x.qk_norm.where == "before_rope" for x in qwen3)
+    # Qwen3-Next's linear-attention layers L2-normalise q and k inside the delta rule: no RoPE there
+    nxt = layer_positions({"model_type": "qwen3_next", "num_hidden_layers": 4, "head_dim": 256})
+    assert [(x.layer_type, x.qk_norm.kind, x.qk_norm.where) for x in nxt][2:] == [
+        ("linear_attention", "l2", "no_rope"), ("full_attention", "rms", "before_rope")]
+    # Llama normalises neither; a family the reader has not read is unknown, not guessed to be either
+    plain = {"num_hidden_layers": 2, "head_dim": 64, "rope_theta": 1e4}
+    assert {x.qk_norm for x in layer_positions({**plain, "model_type": "llama"})} == {None}
+    assert {x.qk_norm for x in layer_positions({**plain, "model_type": "some_new_model"})} == {QK_NORM_UNKNOWN}
+    assert {x.qk_norm for x in layer_positions(plain)} == {QK_NORM_UNKNOWN}
+
+
+def test_the_qk_norm_comparison_catches_a_planted_misreading(monkeypatch):
+    cfg = {"model_type": "llama4_text", "num_hidden_layers": 4, "head_dim": 64}
+    assert_matches_hf(cfg)
+    monkeypatch.setattr(configs_module, "_LLAMA4_QK_NORM", QKNorm("before_rope", "head", "rms", "none"))
+    with pytest.raises(AssertionError):
+        assert_matches_hf(cfg)

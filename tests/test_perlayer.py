@@ -18,7 +18,15 @@ from literal import literal_rope
 from posenc_helpers.attention import attention_weights, attention_weights_with_sink, softmax_with_sink
 from posenc_helpers.conventions import rope_half_split
 from posenc_helpers.multiaxis import mrope, mrope_axes, mrope_interleaved, mrope_interleaved_angles
-from posenc_helpers.perlayer import fold_residual, key_weight, pairs_finishing, rope_matrix, score_matrix
+from posenc_helpers.perlayer import (
+    fold_residual,
+    key_weight,
+    pairs_finishing,
+    qk_norm_bound,
+    rms_norm,
+    rope_matrix,
+    score_matrix,
+)
 
 # ---- literal implementations ------------------------------------------------------------------------------------
 
@@ -243,3 +251,89 @@ def test_sink_refuses_bad_input():
         softmax_with_sink([], 0.0)
     with pytest.raises(ValueError, match="sink must be finite"):
         softmax_with_sink([0.0], math.inf)
+
+
+# ---- QK-norm ----------------------------------------------------------------------------------------------------
+
+
+def literal_rms_norm(row: list[float], weight: list[float] | None, one_plus: bool, eps: float) -> list[float]:
+    # transformers 5.24.0, models/qwen3/modeling_qwen3.py, Qwen3RMSNorm.forward:
+    # variance = hidden_states.pow(2).mean(-1, keepdim=True); hidden_states * torch.rsqrt(variance + eps); weight * ...
+    # models/gemma3/modeling_gemma3.py, Gemma3RMSNorm.forward: output * (1.0 + self.weight)
+    variance = sum(a * a for a in row) / len(row)
+    inv = 1.0 / math.sqrt(variance + eps)
+    if weight is None:
+        return [a * inv for a in row]
+    return [a * inv * ((1.0 + w) if one_plus else w) for a, w in zip(row, weight, strict=True)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 12), st.integers(0, 2**31 - 1), st.booleans(), st.sampled_from([0.0, 1e-6, 0.5]))
+def test_rms_norm_matches_the_literal_loop(d, seed, one_plus, eps):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((3, d)) * rng.uniform(0.01, 100.0, (3, 1))
+    w = rng.standard_normal(d)
+    for weight in (None, w):
+        got = rms_norm(x, weight, one_plus=one_plus, eps=eps)
+        want = [literal_rms_norm(list(row), None if weight is None else list(weight), one_plus, eps) for row in x]
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([2, 4, 8, 64]), st.integers(0, 2**31 - 1), st.floats(1e-3, 1e3))
+def test_normalised_logits_stay_within_the_bound_at_any_scale_and_position(d, seed, scale):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((2, 5, d)) * scale
+    g_q, g_k = rng.standard_normal((2, d)) * 2.0
+    m, n = rng.integers(0, 10**6, 5).astype(float), rng.integers(0, 10**6, 5).astype(float)
+    q_hat = np.array([literal_rope(row, p) for row, p in zip(rms_norm(q, g_q), m, strict=True)])
+    k_hat = np.array([literal_rope(row, p) for row, p in zip(rms_norm(k, g_k), n, strict=True)])
+    logits = q_hat @ k_hat.T / math.sqrt(d)
+    assert np.abs(logits).max() <= qk_norm_bound(g_q, g_k) * (1 + 1e-12)
+    # the bound is reached: with unit weights, q = k = e_0 normalise to √d·e_0, and at m = n the logit is √d
+    e = np.eye(d)[0]
+    top = rms_norm(e, eps=0.0) @ rms_norm(e, eps=0.0) / math.sqrt(d)
+    assert math.isclose(top, qk_norm_bound(np.ones(d), np.ones(d)), rel_tol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([2, 4, 16]), st.integers(0, 2**31 - 1), st.floats(0.0, 1e4))
+def test_a_weightless_norm_commutes_with_the_rotation_and_a_learned_one_only_if_tied_per_pair(d, seed, pos):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(d)
+    np.testing.assert_allclose(rms_norm(literal_rope(x, pos)), literal_rope(rms_norm(x), pos), atol=1e-12)
+    tied = np.repeat(rng.uniform(0.5, 2.0, d // 2), 2)  # one weight per interleaved pair (2k, 2k + 1)
+    np.testing.assert_allclose(rms_norm(literal_rope(x, pos), tied), literal_rope(rms_norm(x, tied), pos), atol=1e-12)
+
+
+def test_a_learned_weight_after_the_rotation_breaks_relative_position():
+    # normalise then rotate: the score of (m, n) equals that of (m + s, n + s); a per-channel weight applied after
+    # the rotation, different within a pair, makes it depend on m and n themselves
+    rng = np.random.default_rng(3)
+    q, k, g = rng.standard_normal(8), rng.standard_normal(8), np.array([1.0, 3.0] * 4)
+
+    def before(m, n):
+        return np.dot(literal_rope(rms_norm(q, g), m), literal_rope(rms_norm(k, g), n))
+
+    def after(m, n):
+        return np.dot(rms_norm(literal_rope(q, m), g), rms_norm(literal_rope(k, n), g))
+
+    assert math.isclose(before(2.0, 7.0), before(102.0, 107.0), rel_tol=1e-9)
+    assert abs(after(2.0, 7.0) - after(102.0, 107.0)) > 0.1
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: rms_norm(np.zeros(4), eps=0.0), "all-zero row"),
+        (lambda: rms_norm(np.ones(4), np.ones(3)), "weight must have one entry per channel"),
+        (lambda: rms_norm(np.ones(4), eps=-1.0), "eps must be ≥ 0"),
+        (lambda: rms_norm(2.0), "x must have a last axis"),
+        (lambda: rms_norm([1.0, float("nan")]), "x"),
+        (lambda: qk_norm_bound(np.ones(4), np.ones(3)), "weight_q and weight_k"),
+        (lambda: qk_norm_bound(np.ones((2, 2)), np.ones((2, 2))), "vectors of one length"),
+    ],
+)
+def test_qk_norm_helpers_refuse_bad_input_by_name(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

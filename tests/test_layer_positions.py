@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posenc_helpers import configs as configs_module
+from posenc_helpers.configs import families as configs_families
 from posenc_helpers.configs import (
     QK_NORM_UNKNOWN,
     LayerPositions,
@@ -546,6 +546,6 @@ def test_qk_norm_is_read_per_layer_as_each_attention_class_applies_it():
 def test_the_qk_norm_comparison_catches_a_planted_misreading(monkeypatch):
     cfg = {"model_type": "llama4_text", "num_hidden_layers": 4, "head_dim": 64}
     assert_matches_hf(cfg)
-    monkeypatch.setattr(configs_module, "_LLAMA4_QK_NORM", QKNorm("before_rope", "head", "rms", "none"))
+    monkeypatch.setattr(configs_families, "_LLAMA4_QK_NORM", QKNorm("before_rope", "head", "rms", "none"))
     with pytest.raises(AssertionError):
         assert_matches_hf(cfg)

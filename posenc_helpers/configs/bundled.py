@@ -1,0 +1,64 @@
+"""The real configs that ship with the package, each with the repository and file it was copied from.
+
+Taught in notebooks/11-rope-as-shipped.ipynb and notebooks/14-position-per-layer.ipynb.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+from .. import _validate as v
+
+
+def _load() -> dict:
+    text = resources.files("posenc_helpers").joinpath("data/rope_configs.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+_GROUPS = ("classic", "2025-26", "all")
+
+
+def _bundled(which: str) -> list[dict]:
+    if which not in _GROUPS:
+        raise ValueError(f"which must be one of {', '.join(repr(g) for g in _GROUPS)}, got {v._show(which)}")
+    models = _load()["models"]
+    if which == "all":
+        return models
+    return [m for m in models if m.get("group", "classic") == which]
+
+
+def bundled_configs(which: str = "classic") -> dict[str, dict]:
+    """The RoPE fields of a few real models, by name (a fresh copy each call).
+
+    ``which="classic"`` (the default) gives the nine single-scheme configs notebook 11 reads;
+    ``"2025-26"`` the per-layer designs of 2025–26 (read them with :func:`layer_positions`); ``"all"`` both.
+    Taught in notebooks/11-rope-as-shipped.ipynb.
+
+    >>> sorted(bundled_configs())[:3]
+    ['Code Llama 7B', 'GPT-J-6B', 'GPT-NeoX-20B']
+    >>> bundled_configs()["Code Llama 7B"]["rope_theta"]
+    1000000
+    >>> bundled_configs()["Llama 3.1 8B"]["rope_theta"]
+    500000.0
+    >>> len(bundled_configs("2025-26")) >= 8
+    True
+    """
+    return {m["name"]: m["config"] for m in _bundled(which)}
+
+
+def bundled_sources(which: str = "classic") -> dict[str, dict]:
+    """Where each bundled config was copied from: ``{"repository", "path", "commit", "note", "cross_checked"}`` by name.
+
+    ``which`` as in :func:`bundled_configs`. The note names the second public copies the numbers were checked
+    against (repository, path, commit); ``cross_checked`` is ``"every number"``, ``"some numbers"`` or ``"none"``.
+
+    >>> sorted({s["cross_checked"] for s in bundled_sources("all").values()})
+    ['every number', 'none', 'some numbers']
+    """
+    return {m["name"]: m["source"] for m in _bundled(which)}
+
+
+def bundled_left_out() -> dict[str, str]:
+    """Models the issue asked for that are not bundled, and why (empty when all are bundled)."""
+    return dict(_load()["left_out"])

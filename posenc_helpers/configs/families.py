@@ -1,0 +1,540 @@
+"""The families the per-layer reader transcribes, and each one's rules.
+
+Which ``model_type`` belongs to which family (:data:`FAMILIES`), the keys
+whose meaning depends on a family (:data:`FAMILY_KEYS`, refused for any
+other), and per family: the layer pattern, the nested ``rope_parameters``,
+the window and QK-norm, each transcribed from transformers 5.24.0's
+``models/<family>/configuration_<family>.py`` and ``modeling_<family>.py``,
+named beside the rule. Taught in notebooks/14-position-per-layer.ipynb.
+"""
+
+from __future__ import annotations
+
+from .. import _validate as v
+from .records import QK_NORM_UNKNOWN, QKNorm
+from .single import DEFAULT_BASE
+
+#: The model families whose transformers-5 code the reader transcribes, by ``model_type``. A config of any other
+#: ``model_type`` (or of none that no key identifies) is read only where the reading cannot depend on the family:
+#: one scheme for every layer, none of :data:`FAMILY_KEYS`, and ``rope_parameters`` not nested. Otherwise the
+#: reader raises a ValueError naming the ``model_type`` and the key, instead of guessing the family's code.
+FAMILIES = {
+    "gemma2": "gemma2",
+    "gemma3": "gemma3", "gemma3_text": "gemma3",
+    "gemma3n": "gemma3n", "gemma3n_text": "gemma3n",
+    "gemma4": "gemma4", "gemma4_text": "gemma4",
+    "llama4": "llama4", "llama4_text": "llama4",
+    "smollm3": "smollm3",
+    "cohere2": "cohere2",
+    "exaone4": "exaone4",
+    "deepseek_v3": "deepseek_v3",
+    "qwen3_next": "qwen3_next",
+    "qwen3_5": "qwen3_5", "qwen3_5_text": "qwen3_5",
+    "qwen2_vl": "qwen2_vl", "qwen2_vl_text": "qwen2_vl",
+    "qwen2_5_vl": "qwen2_vl", "qwen2_5_vl_text": "qwen2_vl",
+    "qwen3_vl": "qwen3_vl", "qwen3_vl_text": "qwen3_vl",
+    "olmo3": "olmo3",
+    "modernbert": "modernbert",
+    "gpt_oss": "gpt_oss",
+    "ministral3": "ministral3",
+    "qwen2": "qwen_window", "qwen3": "qwen_window", "qwen3_moe": "qwen3_moe",
+    "mistral": "mistral", "phi3": "phi3", "starcoder2": "starcoder2",
+    "granite": "granite",
+    "gptj": "gptj", "gpt_neox": "gpt_neox",
+}
+
+
+_FAMILY_NAMES = {
+    "gemma2": "Gemma 2", "granite": "Granite",
+    "gemma3": "Gemma 3", "gemma3n": "Gemma 3n", "gemma4": "Gemma 4", "llama4": "Llama 4", "smollm3": "SmolLM3",
+    "cohere2": "Cohere2",
+    "exaone4": "EXAONE 4", "deepseek_v3": "DeepSeek-V3", "qwen3_next": "Qwen3-Next", "qwen2_vl": "Qwen2-VL",
+    "qwen3_vl": "Qwen3-VL", "qwen3_5": "Qwen3.5", "olmo3": "OLMo 3", "modernbert": "ModernBERT", "gpt_oss": "gpt-oss",
+    "ministral3": "Ministral 3", "qwen_window": "Qwen2/Qwen3", "qwen3_moe": "Qwen3-MoE",
+    "mistral": "Mistral", "phi3": "Phi-3", "starcoder2": "Starcoder2", "generic": "Llama-style",
+}
+
+
+# each family's config-class default_theta (transformers 5.24.0, models/<family>/configuration_<family>.py);
+# a pair is (full / global, sliding / local)
+_DEFAULT_THETA = {
+    "gemma3": (1_000_000.0, 10_000.0), "gemma3n": (1_000_000.0, 10_000.0), "modernbert": (160_000.0, 10_000.0),
+    "llama4": 500_000.0,
+    "smollm3": 2_000_000.0, "olmo3": 500_000.0, "gpt_oss": 150_000.0, "qwen2_vl": 1_000_000.0,
+    "qwen3_vl": 500_000.0,
+}
+
+
+#: The layer types Hugging Face's configs name, and what the reader does with each.
+LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention")
+
+
+_PER_LAYER_KEYS = (
+    "layer_types", "no_rope_layers", "no_rope_layer_interval", "sliding_window_pattern", "rope_local_base_freq",
+    "global_rope_theta", "local_rope_theta", "global_attn_every_n_layers", "full_attention_interval",
+    "qk_rope_head_dim", "qk_nope_head_dim", "rope_interleave", "attn_temperature_tuning", "floor_scale",
+    "attn_scale", "attention_chunk_size", "query_pre_attn_scalar", "text_config",
+)
+
+
+#: Keys whose meaning depends on the family's code (windows, per-layer patterns, softmax scales, bidirectional
+#: attention): a config of a family outside :data:`FAMILIES` that sets one of them is refused by name.
+FAMILY_KEYS = tuple(k for k in _PER_LAYER_KEYS if k != "text_config") + (
+    "sliding_window", "use_sliding_window", "max_window_layers", "use_bidirectional_attention",
+    "attention_multiplier",
+)
+
+
+def _refuse_unknown_family(config: dict) -> None:
+    """Raise unless this config of a family outside FAMILIES reads the same whatever the family's code is."""
+    model_type = config.get("model_type")
+    who = f"model_type {model_type!r} is not one of the families the reader transcribes" if model_type is not None \
+        else "the config has no model_type, and no key names its family"
+    # a key set to None or False asks for nothing (e.g. "sliding_window": null, "use_sliding_window": false)
+    for key in FAMILY_KEYS:
+        if key in config and config[key] is not None and config[key] is not False:
+            raise ValueError(
+                f"{who}; its {key} = {v._show(config[key])} means what that family's code makes of it, so the "
+                "reader refuses rather than guess (give one of the model_types in posenc_helpers.configs.FAMILIES, "
+                "or remove the key)"
+            )
+    given = config.get("rope_parameters")
+    if isinstance(given, dict) and any(isinstance(x, dict) for x in given.values()):
+        raise ValueError(
+            f"{who}; its rope_parameters are nested by layer type, and which layer gets which depends on that "
+            "family's code, so the reader refuses rather than guess"
+        )
+
+
+def _family(config: dict, notes: list[str]) -> str:
+    """The family whose code reads this config: from model_type, else from a key only that family uses."""
+    model_type = config.get("model_type")
+    if model_type is not None:
+        if model_type not in FAMILIES:
+            _refuse_unknown_family(config)
+        return FAMILIES.get(model_type, "generic")
+    clues = (
+        ("rope_local_base_freq", "gemma3", "Gemma 3"),
+        ("global_rope_theta", "modernbert", "ModernBERT"), ("local_rope_theta", "modernbert", "ModernBERT"),
+        ("global_attn_every_n_layers", "modernbert", "ModernBERT"),
+        ("qk_rope_head_dim", "deepseek_v3", "DeepSeek-V3"),
+        ("full_attention_interval", "qwen3_next", "Qwen3-Next"),
+        ("attn_temperature_tuning", "llama4", "Llama 4"), ("floor_scale", "llama4", "Llama 4"),
+        ("rotary_pct", "gpt_neox", "GPT-NeoX"), ("rotary_emb_base", "gpt_neox", "GPT-NeoX"),
+    )
+    if "rotary_dim" in config and "n_embd" in config:
+        notes.append("no model_type: read as GPT-J (gptj), whose config names rotary_dim with n_embd")
+        return "gptj"
+    for key, family, name in clues:
+        if key in config:
+            notes.append(f"no model_type: read as {name} ({family}), the only family whose config has {key}")
+            return family
+    if "sliding_window_pattern" in config and "layer_types" not in config:
+        raise ValueError(
+            "sliding_window_pattern without layer_types or model_type: Gemma 3 keeps RoPE on its full layers while "
+            "Cohere2 and EXAONE 4 drop it there, so give model_type"
+        )
+    _refuse_unknown_family(config)
+    return "generic"
+
+
+# q and k normalisation, from each family's attention class in transformers 5.24.0 (models/<m>/modeling_<m>.py)
+_RMS_HEAD = QKNorm("before_rope", "head", "rms", "learned")
+
+
+_RMS_HEAD_1P = QKNorm("before_rope", "head", "rms", "one_plus_learned")
+
+
+_QK_NORM_RULES = {
+    # Qwen3Attention, Qwen3MoeAttention, Qwen3VLTextAttention: q_norm / k_norm = RMSNorm(head_dim), weight ones,
+    # on q_proj(h).view(..., head_dim), then apply_rotary_pos_emb ("unlike olmo, only on the head dim!")
+    "qwen3": _RMS_HEAD, "qwen3_moe": _RMS_HEAD, "qwen3_vl": _RMS_HEAD,
+    # Gemma3nTextAttention, Gemma4TextAttention: Gemma3nRMSNorm / Gemma4RMSNorm(head_dim), weight ones, then
+    # apply_rotary_pos_emb (v_norm, weightless, touches values only); a layer that reuses another layer's keys
+    # (kv_sharing_modes "reuse") reads keys normalised the same way
+    "gemma3n": _RMS_HEAD, "gemma4": _RMS_HEAD,
+    # Gemma3Attention: Gemma3RMSNorm(head_dim), output × (1 + weight), weight zeros, then apply_rotary_pos_emb
+    "gemma3": _RMS_HEAD_1P,
+    # Qwen3NextAttention, Qwen3_5Attention (the full-attention layers): RMSNorm(head_dim) × (1 + weight)
+    "qwen3_next": _RMS_HEAD_1P, "qwen3_5": _RMS_HEAD_1P,
+    # Olmo3Attention: q_norm = Olmo3RMSNorm(num_attention_heads · head_dim) on q_proj(h), before the view into heads
+    "olmo3": QKNorm("before_rope", "all_heads", "rms", "learned"),
+    # Exaone4Attention: q_norm / k_norm = Exaone4RMSNorm(head_dim) on every layer, then RoPE where the layer has it
+    "exaone4": _RMS_HEAD,
+}
+
+
+# Qwen3NextGatedDeltaNet, Qwen3_5GatedDeltaNet: chunk_gated_delta_rule(..., use_qk_l2norm_in_kernel=True),
+# l2norm(x) = x · rsqrt(Σ x² + 1e-6) over each head
+_LINEAR_QK_NORM = QKNorm("no_rope", "head", "l2", "none")
+
+
+# Llama4TextAttention: qk_norm = Llama4TextL2Norm() only if config.use_qk_norm and the layer uses RoPE, applied
+# after apply_rotary_emb; despite its name it computes x · rsqrt(mean x² + eps), an RMS norm without weight
+_LLAMA4_QK_NORM = QKNorm("after_rope", "head", "rms", "none")
+
+
+def _qk_norm(config: dict, family: str, layer_type: str, rope: bool) -> QKNorm | str | None:
+    """Whether and where this layer normalises q and k, as its transformers-5 attention class does."""
+    if layer_type == "linear_attention":
+        return _LINEAR_QK_NORM
+    if family == "llama4":
+        return _LLAMA4_QK_NORM if rope and config.get("use_qk_norm", True) else None
+    if family == "qwen_window":  # Qwen2Attention has no q_norm; Qwen3Attention has
+        family = config.get("model_type")
+    if family == "generic":
+        # LlamaAttention normalises neither q nor k; an unknown family's code is not known
+        return None if config.get("model_type") == "llama" else QK_NORM_UNKNOWN
+    rule = _QK_NORM_RULES.get(family)
+    if rule is not None and not rope:
+        return QKNorm("no_rope", rule.over, rule.kind, rule.weight)
+    # every other family in FAMILIES normalises neither (DeepSeek-V3's q_a_layernorm and kv_a_layernorm normalise
+    # the low-rank latents before the up-projections; the rotated key part k_pe is never normalised)
+    return rule
+
+
+def _count(config: dict) -> int | None:
+    for key in ("num_hidden_layers", "layer_types", "no_rope_layers"):
+        if config.get(key) is not None:
+            value = config[key]
+            return v.positive_int(key, value if key == "num_hidden_layers" else len(value))
+    return None
+
+
+def _pattern_types(n: int, every: int, key: str, *, offset: int = 1) -> list[str]:
+    """'sliding_attention' unless (i + offset) % every == 0, the rule of Gemma, Cohere2, EXAONE 4 and OLMo 3."""
+    every = v.positive_int(key, every)
+    return ["sliding_attention" if (i + offset) % every else "full_attention" for i in range(n)]
+
+
+# families whose transformers-5 config class declares no layer_types (so a nested rope_parameters is not read)
+_NO_LAYER_TYPES = ("generic", "mistral", "phi3", "starcoder2", "qwen3_moe", "gptj", "gpt_neox", "deepseek_v3",
+                   "qwen2_vl", "qwen3_vl", "ministral3")
+
+
+def _nested_params(config: dict, family: str, types: list[str], notes: list[str]) -> dict[str, dict]:
+    """One flat dict of RoPE parameters per layer type, as the family's config class builds ``rope_parameters``."""
+    rp = config.get("rope_parameters")
+    scaling = config.get("rope_scaling")
+    for key, value in (("rope_parameters", rp), ("rope_scaling", scaling)):
+        if value is not None and not isinstance(value, dict):
+            raise TypeError(f"{key} must be a dict (or null), got {v._show(value)}")
+    wanted = sorted(set(types) & {"full_attention", "sliding_attention", "chunked_attention"})
+    nested = rp is not None and any(isinstance(x, dict) for x in rp.values())
+    _check_nesting(config, family, types, rp, nested)
+    if family in ("gemma3", "gemma3n", "olmo3", "modernbert", "gemma4"):
+        out = _params_per_type(config, family, rp, scaling, nested, notes)
+    elif nested:
+        # Only the four families above build a rotary embedding per layer type. Every other family's rotary class
+        # (e.g. Qwen3RotaryEmbedding in models/qwen3/modeling_qwen3.py, transformers 5.24.0) reads one flat dict,
+        # self.config.rope_parameters["rope_type"], and a rope_parameters nested under declared layer types has no
+        # such key: transformers raises a KeyError when it builds the model. So does the reader, by name.
+        raise ValueError(
+            f"rope_parameters is nested by layer type ({', '.join(repr(k) for k in rp)}), but model_type "
+            f"{config.get('model_type', family)!r} reads one flat rope_parameters ({_FAMILY_NAMES[family]}'s rotary "
+            "embedding reads rope_parameters['rope_type']; transformers 5 raises a KeyError building the model): "
+            "give one flat dict"
+        )
+    else:
+        flat = _flat_params(config, family, rp, scaling, notes)
+        out = {t: dict(flat) for t in wanted}
+    missing = [t for t in wanted if t not in out]
+    if missing:
+        raise ValueError(f"layer type {missing[0]!r} of layer_types has no entry in rope_parameters")
+    return out
+
+
+def _check_nesting(config: dict, family: str, types: list[str], rp, nested: bool) -> None:
+    """A nested rope_parameters needs layer_types naming its keys."""
+    if nested and config.get("layer_types") is None and family in _NO_LAYER_TYPES:
+        raise ValueError(
+            "rope_parameters is nested by layer type, but the config has no layer_types: Hugging Face reads a "
+            "nested rope_parameters only under the names layer_types declares, so give layer_types"
+        )
+    if nested:
+        unknown = [k for k, x in rp.items() if isinstance(x, dict) and k not in types]
+        if unknown:
+            raise ValueError(
+                f"rope_parameters is nested under {unknown[0]!r}, which is not a layer type of this config "
+                f"(layer_types: {sorted(set(types))}); a nested rope_parameters needs layer_types naming its keys"
+            )
+
+
+def _params_per_type(config: dict, family: str, rp, scaling, nested: bool, notes: list[str]) -> dict[str, dict]:
+    """Gemma 3, 3n and 4, OLMo 3 and ModernBERT: one parameter dict per layer type, with each family's bases."""
+    if rp is not None and not nested and rp:
+        raise ValueError(
+            f"rope_parameters must be nested by layer type for model_type {config.get('model_type', family)!r} "
+            "(its config class reads only rope_parameters['full_attention'] and ['sliding_attention'])"
+        )
+    if family == "gemma4" and rp is None:
+        out = {"sliding_attention": {"rope_type": "default", "rope_theta": 10_000.0},
+               "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                                  "rope_theta": 1_000_000.0}}
+        notes.append("no rope_parameters: Gemma4TextConfig's defaults (sliding: base 10,000; full: "
+                     "proportional, partial_rotary_factor 0.25, base 1,000,000)")
+        return out
+    out = {k: dict(x) for k, x in (rp or {}).items() if isinstance(x, dict)}
+    for t in ("full_attention", "sliding_attention"):
+        out.setdefault(t, {"rope_type": "default"})
+    if scaling:
+        # Gemma 3, Gemma 3n and OLMo 3 put an old-style rope_scaling on the full layers only; ModernBERT on both
+        for t in ("full_attention", "sliding_attention") if family == "modernbert" else ("full_attention",):
+            out[t].update(scaling)
+    full_key, local_key = {"gemma3": ("rope_theta", "rope_local_base_freq"),
+                           "gemma3n": ("rope_theta", "rope_local_base_freq"),
+                           "modernbert": ("global_rope_theta", "local_rope_theta"),
+                           "olmo3": ("rope_theta", None), "gemma4": ("rope_theta", "rope_theta")}[family]
+    full_default, local_default = {"gemma3": _DEFAULT_THETA["gemma3"], "gemma3n": _DEFAULT_THETA["gemma3n"],
+                                   "modernbert": _DEFAULT_THETA["modernbert"],
+                                   "olmo3": (500_000.0, 500_000.0), "gemma4": (None, None)}[family]
+    for t, key, default in (("full_attention", full_key, full_default),
+                            ("sliding_attention", local_key, local_default)):
+        if out[t].get("rope_theta") is not None:
+            continue
+        if key is not None and config.get(key) is not None:
+            out[t]["rope_theta"] = config[key]
+            notes.append(f"{t} base from {key}")
+        elif default is None:
+            raise ValueError(f"rope_parameters[{t!r}] gives no rope_theta, and the config no rope_theta")
+        else:
+            out[t]["rope_theta"] = default
+            why = ("OLMo 3's config class hands rope_theta to the full layers only; the sliding ones get "
+                   "its default_theta" if family == "olmo3" and config.get("rope_theta") is not None
+                   else "the config class's default_theta")
+            notes.append(f"{t}: base {default:,.0f} assumed ({why})")
+    return out
+
+
+def _flat_params(config: dict, family: str, rp, scaling, notes: list[str]) -> dict:
+    """Every other family: one flat dict for every layer, with the family's default base."""
+    flat = dict(scaling or rp or {})
+    if not flat and family == "gpt_oss":
+        flat = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False,
+                "original_max_position_embeddings": 4096}
+        notes.append("no rope_parameters: GptOssConfig's default (YaRN ×32 from 4,096, truncate False)")
+    if not flat and family == "ministral3":
+        flat = {"type": "yarn", "rope_theta": 1_000_000.0, "factor": 16.0, "original_max_position_embeddings": 16384,
+                "beta_fast": 32.0, "beta_slow": 1.0, "mscale_all_dim": 1.0, "mscale": 1.0,
+                "llama_4_scaling_beta": 0.1}
+        notes.append("no rope_parameters: Ministral3Config's default (YaRN ×16 from 16,384, β 0.1)")
+    if flat.get("rope_theta") is None:
+        if config.get("rope_theta") is not None:
+            flat["rope_theta"] = config["rope_theta"]
+        elif config.get("rotary_emb_base") is not None:
+            flat["rope_theta"] = config["rotary_emb_base"]
+        elif family in _DEFAULT_THETA:
+            flat["rope_theta"] = _DEFAULT_THETA[family]
+            notes.append(f"no rope_theta: base {flat['rope_theta']:,.0f} assumed (the config class's default_theta)")
+        else:
+            flat["rope_theta"] = DEFAULT_BASE
+            notes.append("no rope_theta: base 10,000 assumed (the value Hugging Face uses when a config names none)")
+    return flat
+
+
+def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[list[str], list[bool]]:
+    """``layer_types`` and whether each layer has RoPE, with each family's defaults."""
+    types = config.get("layer_types")
+    _refuse_unread(config, family, types)
+    nope = _no_rope_layers(config, family, n, notes)
+    if types is None:
+        types = _pattern_types_of(config, family, n, notes)
+    if types is None:
+        types = _types_of(config, family, n, nope, notes)
+    if not isinstance(types, list | tuple) or len(types) != n:
+        raise ValueError(f"layer_types must name one type for each of the {n} layers, got {v._show(types)}")
+    _window_notes(config, family, types, notes)
+    bad = [t for t in types if t not in LAYER_TYPES]
+    if bad:
+        raise ValueError(f"layer_types holds {bad[0]!r}; the reader knows {', '.join(LAYER_TYPES)}")
+    if family == "gemma4" and types[-1] != "full_attention":
+        types = [*types[:-1], "full_attention"]
+        notes.append("Gemma4TextConfig forces the last layer to full_attention")
+    if nope is not None:
+        rope = [bool(x) for x in nope]
+    elif family == "cohere2":
+        rope = [t == "sliding_attention" for t in types]
+    elif family == "exaone4":
+        hybrid = config.get("sliding_window", 4096) is not None
+        rope = [not hybrid or t == "sliding_attention" for t in types]
+    else:
+        rope = [t != "linear_attention" for t in types]
+    return list(types), rope
+
+
+def _refuse_unread(config: dict, family: str, types) -> None:
+    """Keys a family's code never reads in the way the config asks: refused by name."""
+    if family == "gemma2" and config.get("use_bidirectional_attention"):
+        raise ValueError(
+            "use_bidirectional_attention: model_type 'gemma2' with bidirectional attention is not read (Gemma 2's "
+            "code builds its masks without Gemma 3's bidirectional window; the reader does not transcribe it)"
+        )
+    if family == "qwen3_moe" and types is not None:
+        raise ValueError(
+            "layer_types: model_type 'qwen3_moe' reads none (configuration_qwen3_moe.py declares no layer_types, "
+            "and modeling_qwen3_moe.py windows every layer or none, by use_sliding_window); remove layer_types"
+        )
+
+
+def _no_rope_layers(config: dict, family: str, n: int, notes: list[str]) -> list | None:
+    """``no_rope_layers`` (1 = RoPE, 0 = none), checked, or Llama 4's and SmolLM3's default; None for others."""
+    nope = config.get("no_rope_layers")
+    if family == "llama4" and nope is not None and len(nope) == 0:
+        nope = None  # Llama4TextConfig: "self.no_rope_layers if self.no_rope_layers else default"
+    if nope is not None:
+        if not isinstance(nope, list | tuple) or len(nope) != n or any(x not in (0, 1, True, False) for x in nope):
+            raise ValueError(
+                f"no_rope_layers must list a 0 or 1 for each of the {n} layers (1 = RoPE, 0 = none), got {v._show(nope)}"
+            )
+    interval = config.get("no_rope_layer_interval", 4)
+    if nope is None and family in ("llama4", "smollm3"):
+        nope = [int((i + 1) % v.positive_int("no_rope_layer_interval", interval) != 0) for i in range(n)]
+        notes.append(f"no no_rope_layers: every {interval}th layer has no RoPE (the config class's default)")
+    return nope
+
+
+def _pattern_types_of(config: dict, family: str, n: int, notes: list[str]) -> list[str] | None:
+    """The default layer_types of a family that repeats a pattern of sliding and full layers; None for others."""
+    types = None
+    if family in ("gemma3", "gemma4", "cohere2"):
+        default = {"gemma3": 6, "gemma4": 6, "cohere2": 4}[family]
+        types = _pattern_types(n, config.get("sliding_window_pattern", default), "sliding_window_pattern")
+        if "sliding_window_pattern" not in config:
+            notes.append(f"no layer_types: every {default}th layer full, the others sliding (the class default)")
+    elif family == "exaone4":
+        if config.get("sliding_window", 4096) is None:
+            types = ["full_attention"] * n
+        else:
+            pattern = config.get("sliding_window_pattern", 4)
+            if isinstance(pattern, str):
+                raise ValueError(f"sliding_window_pattern {pattern!r}: EXAONE 4's code takes an int here")
+            types = _pattern_types(n, pattern, "sliding_window_pattern")
+    elif family == "gemma3n":
+        # configuration_gemma3n.py, Gemma3nTextConfig.__post_init__: every 5th layer full; the class has no
+        # sliding_window_pattern field, so a config's own is kept as an attribute that no code reads
+        types = _pattern_types(n, 5, "layer_types")
+        notes.append("no layer_types: every 5th layer full, the others sliding (Gemma3nTextConfig's default)")
+        if "sliding_window_pattern" in config:
+            notes.append(f"sliding_window_pattern {config['sliding_window_pattern']!r} not read: Gemma 3n's "
+                         "config class has no such field and builds layer_types without it")
+    elif family == "olmo3":
+        types = _pattern_types(n, 4, "layer_types")
+        notes.append("no layer_types: every 4th layer full, the others sliding (Olmo3Config's default)")
+    elif family == "gpt_oss":
+        types = _pattern_types(n, 2, "layer_types")
+        notes.append("no layer_types: sliding and full alternate, sliding first (GptOssConfig's default)")
+    elif family == "gemma2":  # configuration_gemma2.py, Gemma2Config.__post_init__
+        types = _pattern_types(n, 2, "layer_types")
+        notes.append("no layer_types: sliding and full alternate, sliding first (Gemma2Config's default)")
+    elif family == "modernbert":
+        every = v.positive_int("global_attn_every_n_layers", config.get("global_attn_every_n_layers", 3))
+        types = ["sliding_attention" if i % every else "full_attention" for i in range(n)]
+        if "global_attn_every_n_layers" not in config:
+            notes.append("no layer_types or global_attn_every_n_layers: layers 0, 3, 6, ... full (the default 3)")
+    elif family in ("qwen3_next", "qwen3_5"):
+        every = v.positive_int("full_attention_interval", config.get("full_attention_interval", 4))
+        types = ["linear_attention" if (i + 1) % every else "full_attention" for i in range(n)]
+        if "full_attention_interval" not in config:
+            notes.append("no layer_types or full_attention_interval: every 4th layer full (the default)")
+    return types
+
+
+def _types_of(config: dict, family: str, n: int, nope, notes: list[str]) -> list[str]:
+    """The default layer_types of every other family: from no_rope_layers, a window from a layer on, or all full."""
+    if family == "llama4":
+        chunk = config.get("attention_chunk_size", 8192)
+        types = ["chunked_attention" if r and chunk is not None else "full_attention" for r in nope]
+    elif family == "smollm3":
+        sliding = config.get("use_sliding_window", False) and config.get("sliding_window") is not None
+        types = ["sliding_attention" if sliding and not r else "full_attention" for r in nope]
+    elif family == "qwen_window":
+        # configuration_qwen2.py / configuration_qwen3.py: sliding_window (default 4096) only with
+        # use_sliding_window, and then on the layers from max_window_layers (default 28) on
+        sliding = config.get("use_sliding_window", False) and config.get("sliding_window", 4096) is not None
+        first = config.get("max_window_layers", 28)
+        types = ["sliding_attention" if sliding and i >= first else "full_attention" for i in range(n)]
+    elif family == "qwen3_moe":
+        types = ["full_attention"] * n  # a window, when there is one, is on every layer (_window)
+    else:
+        types = ["full_attention"] * n
+        if config.get("sliding_window") is not None and family not in _EVERY_LAYER_WINDOW:
+            notes.append(
+                "sliding_window given without layer_types: every layer read as full attention, as Llama-style "
+                "code does (Mistral's code applies the window to every layer: give model_type to be exact)"
+            )
+    return types
+
+
+def _window_notes(config: dict, family: str, types, notes: list[str]) -> None:
+    """Notes on windows that attend both ways, or on a bidirectional key a family does not read."""
+    if family == "gemma3" and config.get("use_bidirectional_attention"):
+        # configuration_gemma3.py: sliding_window = sliding_window // 2 + 1 (exclusive); modeling_gemma3.py ORs
+        # the masks with "every key" (full layers) and |q - k| < sliding_window (sliding layers)
+        half = v.positive_int("sliding_window", config.get("sliding_window", 4096)) // 2
+        notes.append(f"use_bidirectional_attention: every layer attends both ways; a sliding layer sees {half} "
+                     f"tokens on each side (Hugging Face's sliding_window becomes {half + 1}, an exclusive bound)")
+    if family == "gemma3n" and config.get("use_bidirectional_attention"):
+        # Gemma3nTextConfig declares no use_bidirectional_attention, and modeling_gemma3n.py builds causal masks
+        notes.append("use_bidirectional_attention not read: Gemma 3n's code attends causally on every layer")
+    if family == "modernbert" and "sliding_attention" in types:
+        half = v.positive_int("local_attention", config.get("local_attention", 128)) // 2
+        notes.append(f"ModernBERT's window is local_attention, the whole span: each token sees {half} on each side "
+                     f"(Hugging Face's sliding_window is {half})")
+
+
+def _sliding(t, r):
+    return t == "sliding_attention"
+
+
+# defaults each family's config class fills in, stated when the config leaves them out and a layer uses them:
+# (key, default, used by a layer of this (layer_type, rope))
+_CLASS_DEFAULTS = {
+    "gemma2": [("sliding_window", 4096, _sliding), ("query_pre_attn_scalar", 256, lambda t, r: True)],
+    "gemma3": [("sliding_window", 4096, _sliding)],
+    "gemma3n": [("sliding_window", 512, _sliding)],
+    "gemma4": [("sliding_window", 512, _sliding), ("global_head_dim", 512, lambda t, r: t == "full_attention")],
+    "cohere2": [("sliding_window", 4096, _sliding)],
+    "qwen_window": [("sliding_window", 4096, _sliding)],
+    "mistral": [("sliding_window", 4096, lambda t, r: True)],
+    "exaone4": [("sliding_window", 4096, lambda t, r: True)],
+    "olmo3": [("sliding_window", 4096, _sliding)],
+    "gpt_oss": [("sliding_window", 128, _sliding)],
+    "modernbert": [("local_attention", 128, _sliding)],
+    "llama4": [("attention_chunk_size", 8192, lambda t, r: t == "chunked_attention"),
+               ("attn_temperature_tuning", True, lambda t, r: not r), ("attn_scale", 0.1, lambda t, r: not r),
+               ("floor_scale", 8192, lambda t, r: not r)],
+    "deepseek_v3": [("qk_rope_head_dim", 64, lambda t, r: True), ("qk_nope_head_dim", 128, lambda t, r: True),
+                    ("rope_interleave", True, lambda t, r: True)],
+}
+
+
+# families whose attention windows every layer alike, with their config class's default sliding_window
+# (Qwen3-MoE's only with use_sliding_window)
+_EVERY_LAYER_WINDOW = {"mistral": 4096, "phi3": None, "starcoder2": None, "qwen3_moe": 4096}
+
+
+def _window(config: dict, family: str, layer_type: str) -> int | None:
+    if layer_type == "chunked_attention":
+        return v.positive_int("attention_chunk_size", config.get("attention_chunk_size", 8192))
+    if family in ("mistral", "phi3", "starcoder2"):
+        # MistralAttention, Phi3Attention, Starcoder2Attention: sliding_window=getattr(config, "sliding_window",
+        # None) on every layer; the config classes default it to 4096 (Mistral) or None (Phi-3, Starcoder2)
+        window = config.get("sliding_window", _EVERY_LAYER_WINDOW[family])
+        return None if window is None else v.positive_int("sliding_window", window)
+    if family == "qwen3_moe":  # Qwen3MoeConfig: sliding_window (default 4096) only with use_sliding_window
+        window = config.get("sliding_window", 4096) if config.get("use_sliding_window", False) else None
+        return None if window is None else v.positive_int("sliding_window", window)
+    if layer_type != "sliding_attention":
+        return None
+    if family == "modernbert":
+        # the whole window (Hugging Face's sliding_window is half of it: the model attends ± local_attention / 2)
+        return v.positive_int("local_attention", config.get("local_attention", 128))
+    if family == "gemma3" and config.get("use_bidirectional_attention"):
+        # the whole bidirectional span: ± sliding_window // 2 (see _layer_table)
+        return 2 * (v.positive_int("sliding_window", config.get("sliding_window", 4096)) // 2)
+    defaults = {"gemma2": 4096, "gemma3": 4096, "gemma3n": 512, "gemma4": 512, "cohere2": 4096, "exaone4": 4096,
+                "olmo3": 4096, "gpt_oss": 128, "qwen_window": 4096}
+    window = config.get("sliding_window", defaults.get(family))
+    if window is None:
+        raise ValueError(f"a {layer_type} layer needs sliding_window, and the config has none")
+    return v.positive_int("sliding_window", window)

@@ -1,0 +1,344 @@
+"""One record per decoder layer: :func:`layer_positions`, and the frequencies of a config.
+
+:func:`layer_positions` applies the family's rules (:mod:`.families`) to a
+config and builds one :class:`~.records.LayerPositions` per layer;
+:func:`frequencies_from_config` answers for a config whose layers all turn
+alike. Taught in notebooks/11-rope-as-shipped.ipynb and
+notebooks/14-position-per-layer.ipynb.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import numpy as np
+
+from .. import _validate as v
+from .families import (
+    _CLASS_DEFAULTS,
+    _EVERY_LAYER_WINDOW,
+    _FAMILY_NAMES,
+    _NO_LAYER_TYPES,
+    _PER_LAYER_KEYS,
+    FAMILIES,
+    FAMILY_KEYS,
+    _count,
+    _family,
+    _layer_table,
+    _nested_params,
+    _qk_norm,
+    _window,
+)
+from .records import LayerPositions, llama4_query_temperature, llama_4_scaling_temperature
+from .single import DEFAULT_BASE, _number, _phi3, _single_frequencies, rope_settings
+
+
+def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[str], str]:
+    """The records of every layer, the notes on what the reader fell back to, and the family it read as."""
+    notes: list[str] = []
+    config = _language_model(config, notes)
+    family = _family(config, notes)
+    n = _count(config)
+    if n is None:
+        if need_count or family not in _NO_LAYER_TYPES:
+            raise ValueError(
+                "num_hidden_layers is missing: layer_positions returns one record per layer"
+                + ("" if need_count else f", and {_FAMILY_NAMES[family]}'s layer pattern depends on the count")
+            )
+        n = 1
+    types, rope = _layer_table(config, family, n, notes)
+    params = _nested_params(config, family, types, notes)
+    given = config.get("rope_parameters")
+    # whether Hugging Face's config.rope_parameters ends up nested by layer type
+    hf_nested = family in ("gemma3", "gemma3n", "olmo3", "modernbert", "gemma4") or (
+        isinstance(given, dict) and any(isinstance(x, dict) for x in given.values()))
+    head, qk_width = _head_widths(config, family, params, notes)
+    kinds = {t: _layer_kind(config, family, t, p, head[t], hf_nested, len(params) == 1, notes)
+             for t, p in params.items()}
+    layout = _layout(config, family)
+    records = [_record(config, family, t, r, kinds, qk_width or head.get(t, next(iter(head.values()))), layout)
+               for t, r in zip(types, rope, strict=True)]
+    kinds_present = {(r.layer_type, r.rope) for r in records}
+    for key, default, relevant in _CLASS_DEFAULTS.get(family, ()):
+        if key not in config and any(relevant(t, r) for t, r in kinds_present):
+            notes.append(f"no {key}: {default!r} (the {_FAMILY_NAMES[family]} config class's default)")
+    for t, (settings, *_rest) in kinds.items():
+        for note in settings.notes:
+            if "assumed" in note:
+                notes.append(f"{t}: {note}")
+    return records, notes, family
+
+
+def _language_model(config, notes: list[str]) -> dict:
+    """The config the decoder layers read: a multimodal config's text_config (keeping its model_type)."""
+    if not isinstance(config, dict):
+        raise TypeError(f"config must be a dict shaped like a config.json, got {v._show(config)}")
+    config = _phi3(config)
+    if isinstance(config.get("text_config"), dict):
+        inner = dict(config["text_config"])
+        if "model_type" not in inner and "model_type" in config:
+            inner["model_type"] = config["model_type"]
+        notes.append("read from text_config (the language model's part of a multimodal config)")
+        config = inner
+    return config
+
+
+def _head_widths(config: dict, family: str, params: dict, notes: list[str]) -> tuple[dict[str, int], int | None]:
+    """The rotated head width per layer type, and the q·k width the softmax scale divides by (MLA only)."""
+    if family == "deepseek_v3":
+        rope_dim = v.positive_int("qk_rope_head_dim", config.get("qk_rope_head_dim", 64))
+        nope_dim = v.positive_int("qk_nope_head_dim", config.get("qk_nope_head_dim", 128))
+        return {t: rope_dim for t in params}, rope_dim + nope_dim
+    if family == "cohere2":
+        common = v.positive_int("hidden_size", config["hidden_size"]) // v.positive_int(
+            "num_attention_heads", config["num_attention_heads"])
+    elif config.get("head_dim"):
+        common = v.positive_int("head_dim", config["head_dim"])
+    elif family in ("gemma2", "gemma3", "gemma3n", "gemma4") or family == "qwen3_next":
+        common = 256
+        notes.append("no head_dim: 256 assumed (the config class's default)")
+    else:
+        common = rope_settings({**config, "rope_scaling": None, "rope_parameters": None}).head_dim
+    head = {t: common for t in params}
+    if family == "gemma4":
+        head["full_attention"] = v.positive_int("global_head_dim", config.get("global_head_dim", 512))
+    return head, None
+
+
+def _layout(config: dict, family: str) -> str:
+    """Which dims form a pair: Llama 4, Cohere2 and GPT-J interleave, DeepSeek-V3 unless rope_interleave is off."""
+    if family in ("llama4", "cohere2", "gptj"):
+        return "interleaved"
+    if family == "deepseek_v3":
+        return "interleaved" if config.get("rope_interleave", True) else "half-split"
+    return "half-split"
+
+
+def _layer_kind(config, family, t, p, head_dim, hf_nested, only_kind, notes) -> tuple:
+    """(settings, inv_freq, attention factor, parameters) of one layer type, as its family's rotary class reads them."""
+    p = _family_rope_params(config, family, t, dict(p), hf_nested, notes)
+    max_pos = config.get("max_position_embeddings", config.get("n_positions"))
+    single = {"head_dim": head_dim, "rope_parameters": p, "max_position_embeddings": max_pos}
+    for key in ("rotary_dim", "rotary_pct"):
+        if config.get(key) is not None:
+            single[key] = config[key]
+    if only_kind and config.get("original_max_position_embeddings") is not None:
+        single["original_max_position_embeddings"] = config["original_max_position_embeddings"]
+    settings = rope_settings(single)
+    inv, att = _single_frequencies(single)
+    return settings, np.asarray(inv, dtype=np.float64), float(att), p
+
+
+def _family_rope_params(config, family, t, p, hf_nested, notes) -> dict:
+    """One layer type's RoPE parameters with what its family's code adds, drops or fixes."""
+    raw_type = p.get("rope_type", p.get("type", "default"))
+    if (family in ("qwen3_next", "qwen3_5") and "partial_rotary_factor" not in p
+            and config.get("partial_rotary_factor") is None):
+        p["partial_rotary_factor"] = 0.25
+        notes.append(f"no partial_rotary_factor: 0.25 (the {_FAMILY_NAMES[family]} config class's default)")
+    elif config.get("partial_rotary_factor") is not None:
+        p.setdefault("partial_rotary_factor", config["partial_rotary_factor"])
+    for key in ("partial_rotary_factor", "rotary_pct"):
+        value = p.get(key, config.get(key))
+        if value is not None and not 0.0 < _number(key, value) <= 1.0:
+            raise ValueError(f"{key} must be a fraction in (0, 1], got {value!r}")
+    if family == "gpt_neox" and p.get("partial_rotary_factor") is None and config.get("rotary_pct") is None:
+        p["partial_rotary_factor"] = 0.25
+        notes.append("no rotary_pct: 0.25 (GPTNeoXConfig's default)")
+    if family == "gptj":
+        if config.get("rotary_dim") is None:
+            raise ValueError("a GPT-J config needs rotary_dim (GPT-J's code otherwise sizes its table by "
+                             "hidden_size, not by the head)")
+        if float(p.get("rope_theta", DEFAULT_BASE)) != DEFAULT_BASE:
+            notes.append(f"rope_theta {p['rope_theta']} not read: GPT-J's create_sinusoidal_positions fixes 10000")
+        p["rope_theta"] = DEFAULT_BASE
+    if (family not in ("generic", "qwen3_next", "qwen3_5", "gpt_neox") and raw_type in ("default", "mrope")
+            and p.get("partial_rotary_factor") not in (None, 1, 1.0)):
+        # the family's compute_default_rope_parameters reads no partial_rotary_factor: the whole head turns
+        notes.append(f"{t}: partial_rotary_factor {p.pop('partial_rotary_factor')} not read: "
+                     f"{_FAMILY_NAMES[family]}'s default rotary code turns the whole head")
+    if raw_type == "yarn" and hf_nested and "truncate" in p and p["truncate"] is not True:
+        # _compute_yarn_parameters reads config.rope_parameters.get("truncate", True): the top level
+        p["truncate"] = True
+        notes.append(f"{t}: truncate read as True, as Hugging Face does for a nested rope_parameters")
+    return p
+
+
+def _record(config, family, t, r, kinds, width, layout) -> LayerPositions:
+    """The record of one layer of type ``t``, with RoPE when ``r``."""
+    if t == "linear_attention":
+        settings, inv, att, p = None, None, 1.0, {}
+    else:
+        settings, inv, att, p = kinds[t]
+    section, interleaved = _mrope(family, p, r, inv)
+    return LayerPositions(
+        layer_type=t, window=_window(config, family, t), rope=bool(r and settings is not None),
+        inv_freq=None if not r or inv is None else inv.copy(),
+        rotary_dim=0 if not r or settings is None else settings.rotary_dim,
+        attention_factor=att if r else 1.0, layout=layout, softmax_scale=_softmax_scale(config, family, width, p),
+        query_temperature=_temperature(config, family, r, p), head_dim=width,
+        rope_type=settings.rope_type if r and settings else None,
+        base=settings.base if r and settings else None,
+        factor=settings.factor if r and settings else None,
+        mrope_section=section, mrope_interleaved=interleaved,
+        qk_norm=_qk_norm(config, family, t, bool(r and settings is not None)),
+    )
+
+
+def _softmax_scale(config: dict, family: str, width: int, p: dict) -> float:
+    """The multiplier on q·k, as the family's attention class sets ``self.scaling``."""
+    if family in ("gemma2", "gemma3") or (family == "generic" and config.get("query_pre_attn_scalar") is not None):
+        scale = _number("query_pre_attn_scalar", config.get("query_pre_attn_scalar", 256)) ** -0.5
+    elif family in ("gemma4", "gemma3n"):  # Gemma4TextAttention, Gemma3nTextAttention: self.scaling = 1.0
+        scale = 1.0
+    elif family == "granite":  # modeling_granite.py, GraniteAttention: self.scaling = config.attention_multiplier
+        scale = _number("attention_multiplier", config.get("attention_multiplier", 1.0))
+    else:
+        scale = width ** -0.5
+    if family == "deepseek_v3" and p.get("rope_type", p.get("type", "default")) != "default":
+        all_dim = p.get("mscale_all_dim", 0)
+        if all_dim:
+            # yarn_apply_mscale: scaling × mscale², mscale = 0.1 · mscale_all_dim · ln(factor) + 1
+            factor = _number("factor", p["factor"])
+            m = 1.0 if factor <= 1 else 0.1 * all_dim * math.log(factor) + 1.0
+            scale *= m * m
+    return float(scale)
+
+
+def _temperature(config: dict, family: str, r, p: dict):
+    """None, or the factor on each query as a function of position (Llama 4's NoPE layers, Ministral 3)."""
+    temperature = None
+    if family == "llama4" and not r and config.get("attn_temperature_tuning", True):
+        temperature = partial(llama4_query_temperature, attn_scale=float(config.get("attn_scale", 0.1)),
+                              floor_scale=float(config.get("floor_scale", 8192)))
+    if p.get("llama_4_scaling_beta") is not None:
+        temperature = partial(llama_4_scaling_temperature, beta=float(p["llama_4_scaling_beta"]),
+                              original_max_position=float(p.get("original_max_position_embeddings")))
+    return temperature
+
+
+def _mrope(family: str, p: dict, r, inv) -> tuple[tuple[int, ...] | None, bool]:
+    """Multimodal RoPE's (t, h, w) section and whether the pairs interleave, or (None, False)."""
+    if not (family in ("qwen2_vl", "qwen3_vl", "qwen3_5") or p.get("mrope_section") is not None):
+        return None, False
+    default_section = {"qwen3_vl": [24, 20, 20], "qwen3_5": [11, 11, 10]}.get(family, [16, 24, 24])
+    section = tuple(int(x) for x in p.get("mrope_section", default_section))
+    # Qwen3-VL's and Qwen3.5's rotary classes always interleave (recomposition_frequencies)
+    interleaved = family in ("qwen3_vl", "qwen3_5") or bool(p.get("mrope_interleaved", False))
+    if r and sum(section) != len(inv):
+        raise ValueError(f"mrope_section {list(section)} must add up to the {len(inv)} pairs")
+    return section, interleaved
+
+
+def per_layer(config) -> bool:
+    """True when a config needs :func:`layer_positions`: its layers (or its attention) differ from Llama's.
+
+    That is: a key only per-layer designs use, a ``model_type`` whose code differs, or a nested
+    ``rope_parameters``. Taught in notebooks/14-position-per-layer.ipynb.
+
+    >>> per_layer({"head_dim": 64, "rope_theta": 1e4}), per_layer({"head_dim": 64, "no_rope_layers": [1, 1, 1, 0]})
+    (False, True)
+    """
+    if not isinstance(config, dict):
+        return False
+    if any(k in config for k in _PER_LAYER_KEYS):
+        return True
+    family = FAMILIES.get(config.get("model_type"))
+    if family is None and any(config.get(k) not in (None, False) for k in FAMILY_KEYS):
+        return True  # a key whose reading depends on a family the reader does not know: layer_positions refuses it
+    if family is not None and family not in ("qwen_window", "qwen3_moe", "mistral", "phi3", "starcoder2", "gptj",
+                                             "gpt_neox"):
+        return True
+    if family in ("mistral", "phi3", "starcoder2") and config.get(
+            "sliding_window", _EVERY_LAYER_WINDOW[family]) is not None:
+        return True  # their code windows every layer
+    if family in ("qwen_window", "qwen3_moe") and config.get("use_sliding_window") and (
+            config.get("sliding_window", 4096) is not None):
+        return True
+    rp = config.get("rope_parameters") or config.get("rope_scaling")
+    if not isinstance(rp, dict):
+        return False
+    # proportional frequencies and Ministral 3's query scaling have no line in the single-scheme report
+    return (any(isinstance(x, dict) for x in rp.values()) or rp.get("rope_type", rp.get("type")) == "proportional"
+            or "llama_4_scaling_beta" in rp)
+
+
+def layer_positions(config) -> list[LayerPositions]:
+    """One :class:`LayerPositions` per decoder layer, as transformers 5's code for the model computes them.
+
+    Reads ``layer_types`` (default: every layer ``"full_attention"``, or the family's own rule when the
+    config's ``model_type`` names one, see :data:`FAMILIES`), ``rope_parameters`` flat, or nested by layer type
+    for the families whose code reads it so (Gemma 3, 3n and 4, OLMo 3, ModernBERT; for any other, a nested one is
+    refused, as transformers 5 raises building that model) (and the older ``rope_scaling`` + ``rope_theta``),
+    ``sliding_window``, ``sliding_window_pattern``,
+    ``rope_local_base_freq`` (Gemma 3 and 3n), ``global_rope_theta`` / ``local_rope_theta`` /
+    ``global_attn_every_n_layers`` (ModernBERT), ``no_rope_layers`` (Llama 4, SmolLM3: **1 means RoPE, 0 means
+    none**), ``attention_chunk_size``, ``full_attention_interval`` (Qwen3-Next), ``partial_rotary_factor``, the
+    ``"proportional"`` rope type (Gemma 4), ``qk_rope_head_dim`` / ``qk_nope_head_dim`` / ``rope_interleave``
+    (DeepSeek-V3), ``attn_temperature_tuning`` / ``floor_scale`` / ``attn_scale`` (Llama 4),
+    ``llama_4_scaling_beta`` (Ministral 3) and ``query_pre_attn_scalar`` (Gemma). A multimodal config is read
+    from its ``text_config``. What the reader does not understand raises a ValueError naming the key; each
+    default it falls back to is listed by :func:`describe_config`.
+    Taught in notebooks/14-position-per-layer.ipynb.
+
+    >>> cfg = {"model_type": "gemma3_text", "num_hidden_layers": 6, "head_dim": 4, "sliding_window": 1024,
+    ...        "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+    ...                            "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6}}}
+    >>> layers = layer_positions(cfg)
+    >>> [(x.layer_type, x.window) for x in layers[4:]]
+    [('sliding_attention', 1024), ('full_attention', None)]
+    >>> layers[0].inv_freq, layers[5].inv_freq       # 10000^(−2k/4); 1e6^(−2k/4) / 8
+    (array([1.  , 0.01]), array([0.125   , 0.000125]))
+    >>> layers[0].softmax_scale                      # query_pre_attn_scalar 256 (the default): 256^−½
+    0.0625
+    """
+    return _resolve(config, need_count=True)[0]
+
+
+def frequencies_from_config(config, seq_len=None) -> tuple[np.ndarray, float]:
+    """``(inv_freq, attention_factor)`` for a config.json-shaped dict, as Hugging Face computes them.
+
+    ``inv_freq`` holds one frequency per rotated pair (rotary_dim / 2 of
+    them); ``attention_factor`` is the number cos and sin are multiplied by
+    (1 except for YaRN and LongRoPE). A config whose layers use different RoPE (Gemma 3's local and global
+    bases, Llama 4's NoPE layers, ...) raises a ValueError that points to :func:`layer_positions`; a config
+    whose layers all turn alike (DeepSeek-V3, a Qwen2-VL ``"mrope"``) is read per layer and answered here.
+    ``seq_len`` matters only for
+    ``dynamic`` (the base grows past L) and ``longrope`` (long factors past
+    L); ``None`` means a short sequence. See :func:`rope_settings` for which
+    keys are read. Taught in notebooks/11-rope-as-shipped.ipynb.
+
+    >>> inv_freq, att = frequencies_from_config({"head_dim": 4, "rope_theta": 10000.0})
+    >>> inv_freq, att                      # 10000^(−0/4), 10000^(−2/4)
+    (array([1.  , 0.01]), 1.0)
+    >>> cfg = {"head_dim": 4, "max_position_embeddings": 400,
+    ...        "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 100}}
+    >>> inv, att = frequencies_from_config(cfg)
+    >>> round(att, 4)                      # 0.1·ln 4 + 1
+    1.1386
+    >>> frequencies_from_config({"head_dim": 4, "rope_scaling": {"rope_type": "ntk-by-parts", "factor": 2}})
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown rope_type 'ntk-by-parts' in rope_scaling; known: 'default', 'linear', ..., 'proportional' (and 'su', ...)
+    """
+    if per_layer(config):
+        records = _resolve(config, need_count=False)[0]
+        first = records[0]
+        same = all(
+            r.rope == first.rope and r.attention_factor == first.attention_factor
+            and (not r.rope or np.array_equal(r.inv_freq, first.inv_freq))
+            for r in records
+        )
+        if not same:
+            raise ValueError(
+                "this config sets position per layer (its layers' RoPE differs): use layer_positions(config), "
+                "which gives one record per layer"
+            )
+        if not first.rope:
+            raise ValueError("no layer of this config uses RoPE (see layer_positions)")
+        if seq_len is not None and first.rope_type in ("dynamic", "longrope"):
+            raise ValueError("seq_len with a per-layer config: use layer_positions (short sequences only)")
+        return first.inv_freq.copy(), first.attention_factor
+    return _single_frequencies(config, seq_len)

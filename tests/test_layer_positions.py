@@ -17,7 +17,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posenc_helpers.configs import families as configs_families
 from posenc_helpers.configs import (
     QK_NORM_UNKNOWN,
     LayerPositions,
@@ -29,6 +28,7 @@ from posenc_helpers.configs import (
     layer_positions,
     per_layer,
 )
+from posenc_helpers.configs import families as configs_families
 from posenc_helpers.scaling import yarn_ramp
 
 # the classic entries name no model_type: the model each was copied from (its source note names it)

@@ -7,12 +7,15 @@ pair at a time, straight from the formulas, with no code shared with
 - the input: token embedding, plus row t of the learned table (``"learned"``)
   or the literal PE(t) (``"sinusoidal"``);
 - attention on layer ``layer``: RoPE turns pair k of q_i and k_j by i·ω_k and
-  j·ω_k (``"rope"`` on every layer, ``"rope_nope"`` off its ``nope_layers``;
-  ω defaults to base^(−2k/head_dim)); a ``"rope_nope"`` NoPE layer with the
-  query temperature multiplies q_i by 1 + attn_scale·ln(1 + ⌊(i + 1)/floor_scale⌋)
-  (Llama 4); the score q·k/√head_dim is multiplied by ``logit_scale``; then
-  ALiBi adds −m_h·(i − j) (Press et al.'s slopes) or T5 adds
-  table[t5_bucket(j − i), h]; a causal softmax over j ≤ i;
+  j·ω_k (``"rope"`` on every layer, ``"rope_nope"`` and ``"irope"`` off their
+  ``nope_layers``; ω defaults to base^(−2k/head_dim)); a NoPE layer of those
+  two with the query temperature multiplies q_i by
+  1 + attn_scale·ln(1 + ⌊(i + 1)/floor_scale⌋) (Llama 4); the score
+  q·k/√head_dim is multiplied by ``logit_scale``; then ALiBi adds −m_h·(i − j)
+  (Press et al.'s slopes) or T5 adds table[t5_bucket(j − i), h]; a causal
+  softmax over j ≤ i, which on an ``"irope"`` RoPE layer also skips every key
+  outside query i's chunk (a different quotient of integer division by the
+  window W) or, with ``rope_mask="sliding"``, any key W or more back;
 - the pre-norm residual block (layer norm, attention, GELU MLP) and the
   unembedding.
 
@@ -54,7 +57,17 @@ def _turn(x, t, omega):
 
 
 def _rotates(config, layer):
-    return config.scheme == "rope" or (config.scheme == "rope_nope" and layer not in config.nope_layers)
+    return config.scheme == "rope" or (config.scheme in ("rope_nope", "irope") and layer not in config.nope_layers)
+
+
+def _reads(config, layer, i, j):
+    # may query i read key j on this layer (j <= i is given)?
+    if config.scheme != "irope" or not _rotates(config, layer) or config.rope_mask == "full":
+        return True
+    W = config.rope_window
+    if config.rope_mask == "chunked":
+        return i // W == j // W
+    return i - j < W
 
 
 def literal_weights(x, wqkv, config, layer=0, *, table=None, omega=None, logit_scale=1.0):
@@ -75,11 +88,11 @@ def literal_weights(x, wqkv, config, layer=0, *, table=None, omega=None, logit_s
             q = qkv[i][h * Dh:(h + 1) * Dh]
             if _rotates(config, layer):
                 q = _turn(q, i, omega)
-            elif config.scheme == "rope_nope" and config.query_temperature:
+            elif config.scheme in ("rope_nope", "irope") and config.query_temperature:
                 factor = 1.0 + config.attn_scale * math.log(1.0 + math.floor((i + 1) / config.floor_scale))
                 q = [a * factor for a in q]
-            scores = []
-            for j in range(i + 1):
+            scores, keys = [], [j for j in range(i + 1) if _reads(config, layer, i, j)]
+            for j in keys:
                 k = qkv[j][d + h * Dh:d + (h + 1) * Dh]
                 if _rotates(config, layer):
                     k = _turn(k, j, omega)
@@ -93,8 +106,8 @@ def literal_weights(x, wqkv, config, layer=0, *, table=None, omega=None, logit_s
                 scores.append(s)
             top = max(scores)
             e = [math.exp(s - top) for s in scores]
-            for j in range(i + 1):
-                weights[h, i, j] = e[j] / sum(e)
+            for n, j in enumerate(keys):
+                weights[h, i, j] = e[n] / sum(e)
     return weights
 
 

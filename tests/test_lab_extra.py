@@ -31,10 +31,13 @@ def test_the_file_holds_every_seed_task_and_scheme(res):
     expected = set(itertools.product(results.EXTRA_SEEDS, ("back3", "recall"), lab.SCHEMES))
     assert set(res["table"]) == expected
     assert res["budgets"] == {"back3": {"steps": 1000, "lr": 0.003}, "recall": {"steps": 1000, "lr": 0.001}}
-    # the RoPE recall models were also fine-tuned at 4L, per rescaling, after 25, 50 and 100 steps
+    # the RoPE recall models were also fine-tuned at 4L, per rescaling with s = 4 and with s = 8, after 25, 50 and
+    # 100 steps
+    keys = {"none", "pi", "ntk", "yarn", "pi_s8", "ntk_s8", "yarn_s8"}
+    assert {key for key, _, _ in results.FINETUNE_SETTINGS} == keys
     for seed in results.EXTRA_SEEDS:
         ft = res["table"][seed, "recall", "rope"]["finetune"]
-        assert set(ft) == {"none", "pi", "ntk", "yarn"} and all(set(v) == {"25", "50", "100"} for v in ft.values())
+        assert set(ft) == keys and all(set(v) == {"25", "50", "100"} for v in ft.values())
 
 
 def test_accuracies_are_fractions_and_only_the_learned_table_cannot_run(res):

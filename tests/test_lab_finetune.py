@@ -118,6 +118,29 @@ def test_one_step_finetune_is_one_hand_made_adamw_step(run, method):
     assert ft.initial_params is run.params
 
 
+def test_a_factor_for_the_target_rescales_for_it_while_tuning_at_the_shorter_length(run):
+    # YaRN's recipe: s for the target (here 8 × L), the sequences of the fine-tune shorter (3 × L)
+    length, seed, s = 24, 3, 8.0
+    omega = scaled_frequencies(8, 10000.0, "yarn", s, original_max_position=8, beta_fast=4.0, beta_slow=1.0)
+    tokens, target, mask = first_batch("prev", seed, length)
+    config = dataclasses.replace(run.config, train_len=length)
+    grads = jax.grad(M.loss_fn)(run.params, tokens, target, mask, config, omega=omega,
+                                logit_scale=(0.1 * math.log(s) + 1) ** 2)
+    lr0 = FINETUNE["lr"] / FINETUNE["warmup"]
+    ft = lab.finetune(run, length=length, method="yarn", steps=1, seed=seed, progress=False, factor=s)
+    assert adamw_step_mismatch(ft.params, run.params, grads, lr0, FINETUNE["weight_decay"]) is None
+    assert (ft.finetune_len, ft.factor) == (24, 8.0)
+    own = lab.finetune(run, length=length, method="yarn", steps=1, seed=seed, progress=False)  # s = 3
+    assert adamw_step_mismatch(own.params, run.params, grads, lr0, FINETUNE["weight_decay"]) is not None
+    np.testing.assert_array_equal(lab.evaluate(ft, [16])["loss"], lab.evaluate(ft, [16], method="yarn", factor=8.0)["loss"])
+    with pytest.raises(ValueError, match="factor must be at least length / train_len = 3, got factor=2"):
+        lab.finetune(run, length=length, method="pi", factor=2, progress=False)
+    with pytest.raises(ValueError, match="factor is the rescaling's s, so it needs a method"):
+        lab.finetune(run, length=length, factor=8, progress=False)
+    with pytest.raises(TypeError, match="factor"):
+        lab.finetune(run, length=length, method="pi", factor="8", progress=False)
+
+
 def test_the_adamw_check_rejects_a_wrong_step(run):
     # PI's fine-tune against hand-made steps that are wrong in one way each
     length, seed, s = 24, 3, 3.0

@@ -229,7 +229,7 @@ def test_the_literal_model_tells_the_schemes_apart():
     # the check above could not pass if the schemes computed alike: each gives other logits here
     params = M.init(jax.random.key(7), M.Config(scheme="none", d_model=16, heads=2, layers=2, train_len=10))
     got = {s: literal_forward(params, TOKENS, M.Config(scheme=s, d_model=16, heads=2, layers=2, train_len=10))[0]
-           for s in ("none", "sinusoidal", "rope", "alibi", "rope_nope")}
+           for s in ("none", "sinusoidal", "rope", "alibi", "rope_nope", "irope")}
     names = list(got)
     for i, a in enumerate(names):
         for b in names[i + 1:]:
@@ -270,7 +270,7 @@ def test_recall_targets_are_the_values_of_earlier_keys():
 
 
 def test_unknown_scheme_and_task_list_the_valid_names():
-    with pytest.raises(ValueError, match="'none', 'learned', 'sinusoidal', 'rope', 'alibi', 't5', 'rope_nope', got 'xpos'"):
+    with pytest.raises(ValueError, match="'none', 'learned', 'sinusoidal', 'rope', 'alibi', 't5', 'rope_nope', 'irope', got 'xpos'"):
         lab.train("xpos", "prev")
     with pytest.raises(ValueError, match="'prev', 'first', 'back3', 'recall'"):
         lab.train("rope", "copy")

@@ -45,12 +45,20 @@ CASES = {
     "rope_nope": {},
     "rope_nope, NoPE first": {"nope_layers": (0,)},
     "rope_nope with temperature": {"query_temperature": True, "floor_scale": 8.0, "attn_scale": 0.5},
+    "irope": {},  # chunks of W = L = 32: T = 40 crosses into a second chunk
+    "irope, chunks of 12": {"rope_window": 12},
+    "irope, sliding window of 12": {"rope_mask": "sliding", "rope_window": 12},
+    "irope, full mask, NoPE first": {"rope_mask": "full", "nope_layers": (0,)},
 }
+
+
+def _scheme(case):
+    return "t5" if case == "t5" else "irope" if case.startswith("irope") else "rope_nope"
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_forward_matches_the_literal_model_past_the_training_length(case):
-    config = small("t5" if case == "t5" else "rope_nope", **CASES[case])
+    config = small(_scheme(case), **CASES[case])
     params = _random_params(config, 1)
     tokens = np.random.default_rng(2).integers(0, config.vocab, T_PAST)
     logits, maps = M.forward(params, jnp.asarray(tokens)[None], config, return_attention=True)
@@ -181,6 +189,25 @@ def test_defaults_are_filled_in_and_kept_by_replace():
     assert dataclasses.replace(t, train_len=64).t5_max_distance == 20
     assert M.Config(scheme="rope_nope", layers=4, nope_layers=[3, 1]).nope_layers == (1, 3)
     assert M.Config().pos_std == 0.02
+    i = M.Config(scheme="irope", train_len=20)
+    assert (i.nope_layers, i.query_temperature, i.rope_mask, i.rope_window) == ((1,), True, "chunked", 20)
+    assert M.Config(scheme="irope", query_temperature=False).query_temperature is False
+    assert dataclasses.replace(i, rope_mask="sliding").rope_window == 20
+
+
+@settings(max_examples=60, deadline=None)
+@given(T=st.integers(1, 40), W=st.integers(1, 40), mask=st.sampled_from(M.ROPE_MASKS), layer=st.integers(0, 1))
+def test_rope_layer_mask_counts_the_keys_each_query_reads(T, W, mask, layer):
+    # query i reads i % W + 1 keys in chunks, min(i + 1, W) in a sliding window, i + 1 with the full mask;
+    # the NoPE layer (1) and every other scheme read i + 1; the keys read are always the most recent ones
+    config = M.Config(scheme="irope", layers=2, rope_mask=mask, rope_window=W)
+    keep = M.rope_layer_mask(T, config, layer)
+    i = np.arange(T)
+    want = {"chunked": i % W + 1, "sliding": np.minimum(i + 1, W), "full": i + 1}[mask] if layer == 0 else i + 1
+    np.testing.assert_array_equal(keep.sum(1), want)
+    for row, n in zip(keep, want, strict=True):
+        assert row[: row.nonzero()[0][0]].sum() == 0 and row.nonzero()[0].tolist() == list(range(row.nonzero()[0][0], row.nonzero()[0][0] + n))
+    np.testing.assert_array_equal(M.rope_layer_mask(T, M.Config(scheme="rope_nope"), 0), np.tri(T, dtype=bool))
 
 
 @pytest.mark.parametrize(
@@ -192,14 +219,18 @@ def test_defaults_are_filled_in_and_kept_by_replace():
         ({"scheme": "rope_nope", "nope_layers": (-1,)}, "nope_layers must be layer indices"),
         ({"scheme": "rope_nope", "floor_scale": 0}, "floor_scale must be positive"),
         ({"scheme": "rope_nope", "attn_scale": -0.1}, "attn_scale must be zero or positive"),
-        ({"scheme": "rope", "nope_layers": (1,)}, "nope_layers is a setting of scheme 'rope_nope' only"),
-        ({"scheme": "none", "query_temperature": True}, "query_temperature is a setting of scheme 'rope_nope'"),
-        ({"scheme": "rope", "floor_scale": 8.0}, "floor_scale is a setting of scheme 'rope_nope'"),
+        ({"scheme": "rope", "nope_layers": (1,)}, "nope_layers is a setting of scheme 'rope_nope' or 'irope' only"),
+        ({"scheme": "none", "query_temperature": True}, "query_temperature is a setting of scheme 'rope_nope' or 'irope'"),
+        ({"scheme": "rope", "floor_scale": 8.0}, "floor_scale is a setting of scheme 'rope_nope' or 'irope'"),
         ({"scheme": "alibi", "t5_buckets": 16}, "t5_buckets is a setting of scheme 't5' only"),
         ({"scheme": "t5", "t5_buckets": 1}, "t5_buckets must be at least 2"),
         ({"scheme": "t5", "t5_buckets": 16, "t5_max_distance": 8}, "t5_max_distance must exceed the 8 exact"),
         ({"scheme": "learned", "pos_std": 0.0}, "pos_std must be positive"),
         ({"scheme": "rope_nope", "d_model": 18, "heads": 2}, "head dimension d_model/heads must be even"),
+        ({"scheme": "irope", "rope_mask": "window"}, "rope_mask must be one of 'chunked', 'sliding', 'full', got 'window'"),
+        ({"scheme": "irope", "rope_window": 0}, "rope_window must be a positive integer, got 0"),
+        ({"scheme": "rope_nope", "rope_mask": "chunked"}, "rope_mask is a setting of scheme 'irope' only"),
+        ({"scheme": "rope", "rope_window": 0}, "rope_window is a setting of scheme 'irope' only, got rope_window=0"),
     ],
 )
 def test_bad_settings_raise_a_value_error_naming_the_field(kw, match):
@@ -228,3 +259,16 @@ def test_learned_table_starts_at_pos_std():
     a = M.init(jax.random.key(0), M.Config(scheme="learned", pos_std=1.0))["pos"]
     b = M.init(jax.random.key(0), M.Config(scheme="learned", pos_std=0.02))["pos"]
     np.testing.assert_allclose(np.asarray(b), 0.02 * np.asarray(a), rtol=1e-6)
+
+
+def test_irope_with_the_full_mask_and_no_temperature_is_rope_nope():
+    # the mask is the only difference the chunks make: with "full" and no temperature irope computes rope_nope,
+    # and with chunks it reads other keys past W (so the chunked case above could not pass as rope_nope)
+    params = _random_params(small("rope_nope"), 8)
+    tokens = jnp.asarray(np.random.default_rng(9).integers(0, 16, T_PAST))[None]
+    plain = M.forward(params, tokens, small("rope_nope"))
+    same = M.forward(params, tokens, small("irope", rope_mask="full", query_temperature=False))
+    chunked = M.forward(params, tokens, small("irope", query_temperature=False))
+    np.testing.assert_array_equal(np.asarray(same), np.asarray(plain))
+    np.testing.assert_array_equal(np.asarray(chunked)[0, :32], np.asarray(plain)[0, :32])  # inside the first chunk
+    assert np.abs(np.asarray(chunked) - np.asarray(plain))[0, 32:].max() > 1e-3

@@ -24,8 +24,11 @@ def fake_results():
                     acc[1:] = np.nan
                 entry = {"accuracy": acc, "beyond": acc}
                 if scheme == "rope":
+                    entry["grid_beyond"] = {}
                     for method in SCALINGS:
                         entry[method] = np.tile(FACTORS[:, None] / 10 + 0.01 * SCALINGS.index(method), (1, 8))
+                        # past L: the same + 0.2 for seed 1, so its median and range tell seeds apart
+                        entry["grid_beyond"][method] = entry[method] + 0.2 * seed
                 table[(seed, task, scheme)] = entry
     return {"lengths": LENGTHS, "factors": FACTORS, "table": table}
 
@@ -42,14 +45,17 @@ def test_sweep_figure_shows_the_mean_over_seeds_and_moves_with_the_sliders():
     fig, h = vl.make_sweep_figure(fake_results(), length=96, factor=3)
     rope_line = [line for line in h["axes"][0].get_lines() if line.get_label() == "RoPE"][0]
     np.testing.assert_allclose(rope_line.get_ydata(), 1.0 / (np.arange(8) + 1) + 0.05)  # mean of seeds 0 and 1
-    np.testing.assert_allclose(h["scaled"][("prev", "ntk")].get_ydata(), 0.3 + 0.01)
+    np.testing.assert_allclose(h["scaled"][("prev", "ntk")].get_ydata(), 0.3 + 0.01 + 0.1)  # past L, median
     readout = vl.update_sweep(h, 160, 5)
     assert float(h["cursor"][1].get_xdata()[0]) == 160.0
-    np.testing.assert_allclose(h["scaled"][("first", "pi")].get_ydata(), 0.5)
-    assert "T = 160 tokens (5 × L" in readout and "s = 5" in readout
-    # index 4 (T = 160): 1/5 + 0.05 = 0.25 for every scheme but the learned table
-    assert readout.count("<td>0.25</td>") == 2 * (len(SCHEMES) - 1) and readout.count("<td>—</td>") == 2
-    assert "mean of 2 seeds" in readout
+    np.testing.assert_allclose(h["scaled"][("first", "pi")].get_ydata(), 0.6)
+    assert "T = 160 tokens (5 × L)" in readout and "s = 5" in readout and "past L" in readout
+    # index 4 (T = 160): median 1/5 + 0.05 = 0.25, range 0.20-0.30, for every scheme but the learned table
+    assert readout.count("<td>0.25 (0.20–0.30)</td>") == 2 * (len(SCHEMES) - 1) and readout.count("<td>—</td>") == 2
+    assert "<td>0.60 (0.50–0.70)</td>" in readout  # PI at s = 5: 0.5 and 0.7
+    assert "median (range) of 2 seeds" in readout
+    at_l = vl.update_sweep(h, 32, 5)  # at L: accuracy over all positions, the grid's own numbers
+    assert "over all positions" in at_l and "<td>0.50 (0.50–0.50)</td>" in at_l
 
 
 @pytest.mark.parametrize("kw, match", [({"length": 100, "factor": 2}, "length must be one of"),

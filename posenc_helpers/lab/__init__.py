@@ -7,7 +7,7 @@ notebooks/13-trained-heads.ipynb.
 
 >>> from posenc_helpers import lab
 >>> lab.SCHEMES
-('none', 'learned', 'sinusoidal', 'rope', 'alibi', 't5', 'rope_nope')
+('none', 'learned', 'sinusoidal', 'rope', 'alibi', 't5', 'rope_nope', 'irope')
 >>> lab.TASKS, lab.EXTRA_TASKS
 (('prev', 'first'), ('back3', 'recall'))
 """

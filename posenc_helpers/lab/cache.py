@@ -2,7 +2,7 @@
 
 Training is deterministic on one machine (the same seed gives the same
 parameters, bit for bit), so a model trained once can be read back instead of
-trained again: notebook 13 reads notebook 12's seven models, and a "your turn"
+trained again: notebook 13 reads notebook 12's eight models, and a "your turn"
 cell run twice trains once. :func:`.train.fit` asks this module before it
 trains and stores what it trained afterwards.
 

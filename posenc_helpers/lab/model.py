@@ -7,8 +7,9 @@ the MLP, a pre-norm block, the model, and the loss. ``"none"`` (NoPE) adds no
 position anywhere: the causal mask alone tells a token how many came before it.
 
 The scheme enters in three small functions, each built on the course's own
-helpers, and in one line of :func:`attention` for the query temperature of
-``"rope_nope"`` (its factor from :func:`query_temperature`):
+helpers, in one line of :func:`attention` for the query temperature of
+``"rope_nope"`` and ``"irope"`` (its factor from :func:`query_temperature`), and
+in one more for the mask of ``"irope"``'s RoPE layers (:func:`rope_layer_mask`):
 
 ==================  ====================================================  ==========================
 scheme              where it enters                                       the course's helper
@@ -22,7 +23,11 @@ scheme              where it enters                                       the co
                     head), one table shared by every layer
 ``"rope_nope"``     :func:`rotate_qk` on the RoPE layers only; the NoPE    ``frequencies``,
                     layers (``nope_layers``) get nothing, or with          ``llama4_query_temperature``
-                    ``query_temperature`` Llama 4's query temperature
+                    ``query_temperature`` Llama 4's query temperature;
+                    every layer attends with the full causal mask
+``"irope"``         as ``"rope_nope"``, with the query temperature on,     ``frequencies``,
+                    and the RoPE layers attend within chunks of L          ``llama4_query_temperature``
+                    (:func:`rope_layer_mask`), as Llama 4 ships it
 ``"none"``          nowhere                                                —
 ==================  ====================================================  ==========================
 
@@ -64,13 +69,15 @@ __all__ = [
     "t5_bucket_grid",
     "bias_logits",
     "query_temperature",
+    "ROPE_MASKS",
+    "rope_layer_mask",
     "attention",
     "forward",
     "loss_fn",
 ]
 
 #: Every positional scheme the model knows.
-SCHEMES = ("none", "learned", "sinusoidal", "rope", "alibi", "t5", "rope_nope")
+SCHEMES = ("none", "learned", "sinusoidal", "rope", "alibi", "t5", "rope_nope", "irope")
 
 #: How each scheme is labelled in figures and tables.
 SCHEME_TITLES = {
@@ -81,7 +88,12 @@ SCHEME_TITLES = {
     "alibi": "ALiBi",
     "t5": "T5 bias",
     "rope_nope": "RoPE + NoPE",
+    "irope": "iRoPE",
 }
+
+#: The masks ``"irope"``'s RoPE layers can attend with (:func:`rope_layer_mask`): Llama 4's chunks, a
+#: sliding window, or the full causal mask (which makes it ``"rope_nope"`` with the query temperature).
+ROPE_MASKS = ("chunked", "sliding", "full")
 
 #: Llama 4's strength of the query temperature on its NoPE layers (``attn_scale``, transformers 5's
 #: models/llama4/configuration_llama4.py default, and Llama-4-Scout-17B-16E's config.json).
@@ -90,10 +102,12 @@ LLAMA4_ATTN_SCALE = 0.1
 #: The number of T5 buckets the lab uses by default (T5's own is 32, for max_distance 128).
 T5_BUCKETS = 16
 
-# the fields that belong to one scheme: left at None (or False) with every other scheme
+# the fields that belong to some schemes only: left at None with every other scheme
+_HYBRIDS = ("rope_nope", "irope")
 _SCHEME_FIELDS = {
-    "t5_buckets": "t5", "t5_max_distance": "t5",
-    "nope_layers": "rope_nope", "query_temperature": "rope_nope", "floor_scale": "rope_nope", "attn_scale": "rope_nope",
+    "t5_buckets": ("t5",), "t5_max_distance": ("t5",),
+    "nope_layers": _HYBRIDS, "query_temperature": _HYBRIDS, "floor_scale": _HYBRIDS, "attn_scale": _HYBRIDS,
+    "rope_mask": ("irope",), "rope_window": ("irope",),
 }
 
 
@@ -103,7 +117,7 @@ def check_scheme(scheme) -> str:
     >>> check_scheme("xpos")
     Traceback (most recent call last):
     ...
-    ValueError: scheme must be one of 'none', 'learned', 'sinusoidal', 'rope', 'alibi', 't5', 'rope_nope', got 'xpos'
+    ValueError: scheme must be one of 'none', 'learned', 'sinusoidal', 'rope', 'alibi', 't5', 'rope_nope', 'irope', got 'xpos'
     """
     if not isinstance(scheme, str) or scheme not in SCHEMES:
         names = ", ".join(repr(s) for s in SCHEMES)
@@ -162,7 +176,25 @@ class Config:
     >>> Config(scheme="rope", nope_layers=(1,))
     Traceback (most recent call last):
     ...
-    ValueError: nope_layers is a setting of scheme 'rope_nope' only, got nope_layers=(1,) with scheme 'rope'
+    ValueError: nope_layers is a setting of scheme 'rope_nope' or 'irope' only, got nope_layers=(1,) with scheme 'rope'
+
+    ``"irope"``: Llama 4's design as it ships (iRoPE): the layers of
+    ``"rope_nope"``, the query temperature on by default, and the RoPE
+    layers attending with ``rope_mask``: ``"chunked"`` (default), query i
+    sees key j ≤ i only when ⌊i/W⌋ = ⌊j/W⌋, transformers' ``chunked_overlay``
+    (masking_utils.py) that Llama 4 puts on every RoPE layer when
+    ``attention_chunk_size`` is set (configuration_llama4.py: layer_types
+    ``"chunked_attention"`` for the RoPE layers, ``"full_attention"`` for the
+    NoPE ones); ``"sliding"``, key j only when i − j < W
+    (``sliding_window_overlay``); or ``"full"``. W = ``rope_window``, by
+    default L, as Llama 4 Scout's chunk of 8,192 equals its
+    ``original_max_position_embeddings``. The NoPE layers always attend with
+    the full causal mask. In training at L every window of W = L holds the
+    whole sequence, so the mask only acts past L.
+
+    >>> c = Config(scheme="irope")
+    >>> c.nope_layers, c.query_temperature, c.rope_mask, c.rope_window
+    ((1,), True, 'chunked', 32)
     """
 
     scheme: str = "rope"  # one of SCHEMES
@@ -176,10 +208,13 @@ class Config:
     pos_std: float = 0.02  # "learned": the table starts N(0, pos_std²), GPT-2's initializer_range
     t5_buckets: int | None = None  # "t5": number of buckets B (None → T5_BUCKETS = 16)
     t5_max_distance: int | None = None  # "t5": T5's max_distance M (None → train_len)
-    nope_layers: tuple | None = None  # "rope_nope": the layers without RoPE (None → the last layer)
-    query_temperature: bool = False  # "rope_nope": Llama 4's query temperature on the NoPE layers
-    floor_scale: float | None = None  # "rope_nope": the temperature's floor_scale (None → train_len)
-    attn_scale: float | None = None  # "rope_nope": the temperature's strength (None → Llama 4's 0.1)
+    nope_layers: tuple | None = None  # "rope_nope", "irope": the layers without RoPE (None → the last layer)
+    # "rope_nope", "irope": Llama 4's query temperature on the NoPE layers (None → off for "rope_nope", on for "irope")
+    query_temperature: bool | None = None
+    floor_scale: float | None = None  # "rope_nope", "irope": the temperature's floor_scale (None → train_len)
+    attn_scale: float | None = None  # "rope_nope", "irope": the temperature's strength (None → Llama 4's 0.1)
+    rope_mask: str | None = None  # "irope": the RoPE layers' mask, one of ROPE_MASKS (None → "chunked")
+    rope_window: int | None = None  # "irope": the chunk or window W of the RoPE layers (None → train_len)
 
     def __post_init__(self):
         check_scheme(self.scheme)
@@ -190,23 +225,26 @@ class Config:
             raise ValueError(f"pos_std must be positive, got {self.pos_std!r}")
         if self.d_model % self.heads:
             raise ValueError(f"d_model must be a multiple of heads, got d_model={self.d_model} and heads={self.heads}")
-        if self.scheme in ("rope", "rope_nope") and self.head_dim % 2:
+        if self.scheme in ("rope",) + _HYBRIDS and self.head_dim % 2:
             raise ValueError(
                 f"RoPE rotates pairs, so the head dimension d_model/heads must be even, "
                 f"got {self.d_model}/{self.heads} = {self.head_dim}"
             )
         if self.scheme == "sinusoidal" and self.d_model % 2:
             raise ValueError(f"the sinusoidal table needs an even d_model, got {self.d_model}")
-        for name, owner in _SCHEME_FIELDS.items():
+        for name, owners in _SCHEME_FIELDS.items():
             value = getattr(self, name)
-            if self.scheme != owner and value not in (None, False):
+            if self.scheme not in owners and value is not None and value is not False:
+                names = " or ".join(repr(o) for o in owners)
                 raise ValueError(
-                    f"{name} is a setting of scheme {owner!r} only, got {name}={value!r} with scheme {self.scheme!r}"
+                    f"{name} is a setting of scheme {names} only, got {name}={value!r} with scheme {self.scheme!r}"
                 )
         if self.scheme == "t5":
             self._check_t5()
-        if self.scheme == "rope_nope":
+        if self.scheme in _HYBRIDS:
             self._check_rope_nope()
+        if self.scheme == "irope":
+            self._check_irope()
 
     def _set(self, name, value):
         object.__setattr__(self, name, value)  # frozen: fill in a default once, when the Config is made
@@ -242,7 +280,8 @@ class Config:
                 f"nope_layers must leave at least one RoPE layer (with every layer NoPE, the scheme is 'none'), "
                 f"got {self.nope_layers!r} for {self.layers} layers"
             )
-        if not isinstance(self.query_temperature, (bool, np.bool_)):
+        temperature = (self.scheme == "irope") if self.query_temperature is None else self.query_temperature
+        if not isinstance(temperature, (bool, np.bool_)):
             raise TypeError(f"query_temperature must be True or False, got {self.query_temperature!r}")
         floor_scale = v.real_scalar("floor_scale", self.train_len if self.floor_scale is None else self.floor_scale)
         if floor_scale <= 0:
@@ -251,17 +290,25 @@ class Config:
         if attn_scale < 0:
             raise ValueError(f"attn_scale must be zero or positive, got {self.attn_scale!r}")
         self._set("nope_layers", layers)
-        self._set("query_temperature", bool(self.query_temperature))
+        self._set("query_temperature", bool(temperature))
         self._set("floor_scale", floor_scale)
         self._set("attn_scale", attn_scale)
+
+    def _check_irope(self):
+        mask = "chunked" if self.rope_mask is None else self.rope_mask
+        if not isinstance(mask, str) or mask not in ROPE_MASKS:
+            raise ValueError(f"rope_mask must be one of {', '.join(map(repr, ROPE_MASKS))}, got {self.rope_mask!r}")
+        window = v.positive_int("rope_window", self.train_len if self.rope_window is None else self.rope_window)
+        self._set("rope_mask", mask)
+        self._set("rope_window", window)
 
     @property
     def head_dim(self) -> int:
         return self.d_model // self.heads
 
     def uses_rope(self, layer: int) -> bool:
-        """Whether layer ``layer`` rotates q and k: every layer of "rope", the non-NoPE layers of "rope_nope"."""
-        return self.scheme == "rope" or (self.scheme == "rope_nope" and layer not in self.nope_layers)
+        """Whether layer ``layer`` rotates q and k: every layer of "rope", the non-NoPE layers of "rope_nope" and "irope"."""
+        return self.scheme == "rope" or (self.scheme in _HYBRIDS and layer not in self.nope_layers)
 
 
 # ---- parameters: a nested dict of arrays -------------------------------------------------------
@@ -431,6 +478,39 @@ def query_temperature(T: int, config: Config) -> np.ndarray:
     return llama4_query_temperature(np.arange(T), attn_scale=config.attn_scale, floor_scale=config.floor_scale)
 
 
+def rope_layer_mask(T: int, config: Config, layer: int) -> np.ndarray:
+    """Which keys each query of layer ``layer`` may read: a (T, T) boolean array, [i, j] for query i, key j.
+
+    The causal mask j ≤ i for every layer of every scheme, and on the RoPE
+    layers of ``"irope"`` also its ``rope_mask`` with W = ``rope_window``:
+    ``"chunked"`` keeps ⌊i/W⌋ = ⌊j/W⌋ (Llama 4's chunked attention: the
+    first query of each chunk sees only itself), ``"sliding"`` keeps
+    i − j < W (the last W keys), ``"full"`` adds nothing.
+
+    >>> c = Config(scheme="irope", train_len=4)
+    >>> rope_layer_mask(6, c, 0).astype(int)          # layer 0 rotates: chunks of W = 4
+    array([[1, 0, 0, 0, 0, 0],
+           [1, 1, 0, 0, 0, 0],
+           [1, 1, 1, 0, 0, 0],
+           [1, 1, 1, 1, 0, 0],
+           [0, 0, 0, 0, 1, 0],
+           [0, 0, 0, 0, 1, 1]])
+    >>> rope_layer_mask(6, dataclasses.replace(c, rope_mask="sliding"), 0)[5].astype(int)   # the last 4 keys
+    array([0, 0, 1, 1, 1, 1])
+    >>> bool(rope_layer_mask(6, c, 1).all() == np.tri(6, dtype=bool).all())   # layer 1, NoPE: causal only
+    True
+    """
+    i, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    keep = j <= i
+    if config.scheme == "irope" and config.uses_rope(layer):
+        W = config.rope_window
+        if config.rope_mask == "chunked":
+            keep &= i // W == j // W
+        elif config.rope_mask == "sliding":
+            keep &= i - j < W
+    return keep
+
+
 # ---- the model ---------------------------------------------------------------------------------
 
 
@@ -445,12 +525,13 @@ def attention(x, block, config: Config, *, omega=None, logit_scale=1.0, layer=0,
     """Causal multi-head self-attention; returns ``(output, weights)``.
 
     ``weights[b, h, i, j]`` is how much query i of head h reads key j (zero for
-    j > i). ``layer`` is the block's index: ``"rope_nope"`` rotates q and k on
-    its RoPE layers only, and with ``query_temperature`` scales the queries of
-    its NoPE layers. RoPE rotates q and k by ``omega`` (default:
+    j > i, and outside :func:`rope_layer_mask`). ``layer`` is the block's
+    index: ``"rope_nope"`` and ``"irope"`` rotate q and k on their RoPE layers
+    only, and with ``query_temperature`` scale the queries of their NoPE
+    layers. RoPE rotates q and k by ``omega`` (default:
     ``frequencies(head_dim, base)``); the test-time rescaling is for
-    ``"rope"`` only, so ``"rope_nope"`` always rotates by its own frequencies
-    and ignores ``omega``. ``logit_scale`` multiplies the logits (YaRN's
+    ``"rope"`` only, so the hybrids always rotate by their own frequencies
+    and ignore ``omega``. ``logit_scale`` multiplies the logits (YaRN's
     temperature). ``t5_table`` is the ``"t5"`` bias table.
     """
     B, T, d = x.shape
@@ -460,14 +541,17 @@ def attention(x, block, config: Config, *, omega=None, logit_scale=1.0, layer=0,
     if config.uses_rope(layer):
         rope_omega = omega if config.scheme == "rope" and omega is not None else frequencies(Dh, config.base)
         q, k = rotate_qk(q, k, rope_omega)
-    elif config.scheme == "rope_nope" and config.query_temperature:
+    elif config.scheme in _HYBRIDS and config.query_temperature:
         # q_t ← q_t · (1 + attn_scale·ln(1 + ⌊(t + 1)/floor_scale⌋)) on a NoPE layer
         q = q * jnp.asarray(query_temperature(T, config), dtype=q.dtype)[:, None]
     # logits[b, h, i, j] = q_i · k_j / √head_dim: (batch, heads, T, T)
     logits = jnp.einsum("bhid,bhjd->bhij", q, k) * (logit_scale / math.sqrt(Dh))
     logits = bias_logits(logits, config, t5_table)
-    causal = jnp.tril(jnp.ones((T, T), dtype=bool))
-    logits = jnp.where(causal, logits, -jnp.inf)
+    if config.scheme == "irope":
+        keep = jnp.asarray(rope_layer_mask(T, config, layer))  # causal, and irope's chunks on its RoPE layers
+    else:
+        keep = jnp.tril(jnp.ones((T, T), dtype=bool))
+    logits = jnp.where(keep, logits, -jnp.inf)
     weights = jax.nn.softmax(logits, axis=-1)
     # out: (batch, heads, T, head_dim) → (batch, T, d_model)
     out = jnp.einsum("bhij,bhjd->bhid", weights, val).transpose(0, 2, 1, 3).reshape(B, T, d)

@@ -39,7 +39,7 @@ __all__ = [
     "EXTRA_LENGTHS", "EXTRA_BUDGETS", "EXTRA_PATH", "extra_run", "extra_sweep", "save_extra", "load_extra",
     "pool_map", "sweep_row", "XLA_ONE_THREAD", "HELD_OUT", "held_out_sweep", "EXTRA_SEEDS", "FINETUNE_FACTOR", "FINETUNE_STEPS",
     "FINETUNE_METHODS", "ATTENTION_LENGTHS", "evaluate_run", "finetuned", "attention_numbers", "table_numbers", "head_numbers",
-    "HELD_OUT_PATH", "save_held_out", "load_held_out",
+    "HELD_OUT_PATH", "save_held_out", "load_held_out", "FINETUNE_TARGET", "FINETUNE_SETTINGS", "IROPE_MASKS",
 ]
 
 #: The XLA flag each worker process gets: one compute thread, so n workers use n cores without fighting.
@@ -108,6 +108,18 @@ FINETUNE_FACTOR = 4
 FINETUNE_STEPS = (25, 50, 100)
 FINETUNE_METHODS = (None, "pi", "ntk", "yarn")
 
+#: The fine-tune's second setting: the same fine-tune at 4L, with each rescaling's s set for the target
+#: 8L (s = 8), as YaRN's recipe sets s for the length it aims at, not for the fine-tune's sequences.
+FINETUNE_TARGET = 8
+
+#: Every fine-tune of a RoPE model in the sweeps: ``(key, method, s)``; s None is FINETUNE_FACTOR.
+FINETUNE_SETTINGS = tuple(("none" if m is None else m, m, None) for m in FINETUNE_METHODS) + tuple(
+    (f"{m}_s{FINETUNE_TARGET}", m, FINETUNE_TARGET) for m in FINETUNE_METHODS if m is not None
+)
+
+#: The masks an "irope" model is also scored with past L, its RoPE layers' chunks swapped at test time.
+IROPE_MASKS = ("sliding", "full")
+
 #: Lengths at which the sweep measures attention (entropy, weight on the first token).
 ATTENTION_LENGTHS = (32, 64, 128, 256)
 
@@ -127,30 +139,31 @@ EXTRA_BUDGETS = {
 EXTRA_PATH = Path(__file__).with_name("results_extra.json")
 
 
-def _name(method) -> str:
-    return "none" if method is None else method
+def finetuned(run, *, seed, lengths, keys=None) -> dict:
+    """Fine-tune a RoPE run at :data:`FINETUNE_FACTOR` × L per setting and step count, and score each.
 
-
-def finetuned(run, *, seed, lengths) -> dict:
-    """Fine-tune a RoPE run at :data:`FINETUNE_FACTOR` × L per method and step count, and score each.
-
-    ``{method name: {str(steps): {"accuracy": array, "beyond": array}}}`` at
-    ``lengths`` (``"beyond"`` NaN at L). One 100-step fine-tune per method,
-    read after 25, 50 and 100 steps: the fine-tune's learning rate is constant
-    after warm-up, so its first 25 steps are the 25-step fine-tune.
+    ``{key: {str(steps): {"accuracy": array, "beyond": array}}}`` at
+    ``lengths`` (``"beyond"`` NaN at L), one key per setting of
+    :data:`FINETUNE_SETTINGS` (or of ``keys``): ``"none"``, ``"pi"``,
+    ``"ntk"``, ``"yarn"`` rescale for the fine-tune length (s = 4), and
+    ``"pi_s8"``, ``"ntk_s8"``, ``"yarn_s8"`` for the target 8L (s = 8). One
+    100-step fine-tune per setting, read after 25, 50 and 100 steps: the
+    fine-tune's learning rate is constant after warm-up, so its first 25
+    steps are the 25-step fine-tune.
     """
     length = FINETUNE_FACTOR * run.train_len
     past = [n for n in lengths if n > run.train_len]
+    settings = [s for s in FINETUNE_SETTINGS if keys is None or s[0] in keys]
     out = {}
-    for method in FINETUNE_METHODS:
-        out[_name(method)] = {}
+    for key, method, factor in settings:
+        out[key] = {}
         path = finetune(
             run, length=length, method=method, steps=max(FINETUNE_STEPS), seed=seed, progress=False,
-            checkpoints=FINETUNE_STEPS,
+            checkpoints=FINETUNE_STEPS, factor=factor,
         )
         for steps in FINETUNE_STEPS:
             ft = path[steps]
-            out[_name(method)][str(steps)] = {
+            out[key][str(steps)] = {
                 "accuracy": accuracy(ft, lengths, seed=seed),
                 "beyond": np.concatenate([[np.nan], accuracy(ft, past, seed=seed, positions="beyond")]),
             }
@@ -191,8 +204,12 @@ def evaluate_run(run, *, seed=0, lengths=SWEEP_LENGTHS, grid=True, tune=True) ->
     for RoPE ``scaled`` (past L, s = T/L: PI, NTK, YaRN with the lab's
     thresholds, and YaRN with LLaMA's, ``yarn_llama``), with ``grid=True`` the
     all-position accuracy at every factor of :data:`FACTORS` (``pi``, ``ntk``,
-    ``yarn``: the slider demo's), and with ``tune=True`` the fine-tunes of
-    :func:`finetuned`. ``attention`` holds :func:`attention_numbers`.
+    ``yarn``, and past L in ``grid_beyond``: the slider demo's, from
+    :func:`factor_grid`), and with ``tune=True`` the fine-tunes of
+    :func:`finetuned`. For ``"irope"``, ``masks`` holds the accuracy past L
+    with its RoPE layers' chunks swapped at test time for each mask of
+    :data:`IROPE_MASKS` (the same trained model). ``attention`` holds
+    :func:`attention_numbers`.
     """
     from .evaluate import YARN_LLAMA
 
@@ -209,16 +226,42 @@ def evaluate_run(run, *, seed=0, lengths=SWEEP_LENGTHS, grid=True, tune=True) ->
         beyond["yarn_llama"] = accuracy(run, past, seed=seed, positions="beyond", method="yarn", **YARN_LLAMA)
         out["scaled"] = {m: np.concatenate([nan, a]) for m, a in beyond.items()}
         if grid:
-            for method in SCALINGS:
-                # out[method][f, j]: accuracy at lengths[j] with factor FACTORS[f]
-                out[method] = np.array([accuracy(run, lengths, seed=seed, method=method, factor=f) for f in FACTORS])
+            out.update(factor_grid(run, seed=seed, lengths=lengths))
         if tune:
             out["finetune"] = finetuned(run, seed=seed, lengths=lengths)
+    if run.scheme == "irope":
+        out["masks"] = {m: np.concatenate([nan, accuracy(_with_mask(run, m), past, seed=seed, positions="beyond")])
+                        for m in IROPE_MASKS}
     if run.scheme == "learned":
         out["table"] = table_numbers(run)
     if run.task == "prev":
         out["head"] = head_numbers(run)
     out["attention"] = attention_numbers(run, seed=seed)
+    return out
+
+
+def _with_mask(run, mask):
+    # the same trained "irope" run, its RoPE layers attending with another mask at test time
+    import dataclasses
+
+    return dataclasses.replace(run, config=dataclasses.replace(run.config, rope_mask=mask))
+
+
+def factor_grid(run, *, seed, lengths=SWEEP_LENGTHS) -> dict:
+    """A RoPE run rescaled by each method at every factor of :data:`FACTORS`: the slider demo's numbers.
+
+    ``{method: array (factors, lengths)}``, accuracy over all positions, and
+    ``{"grid_beyond": {method: array}}``, past L only (NaN at L):
+    ``[f, j]`` is the accuracy at ``lengths[j]`` with factor ``FACTORS[f]``.
+    """
+    past = [n for n in lengths if n > run.train_len]
+    out = {"grid_beyond": {}}
+    for method in SCALINGS:
+        out[method] = np.array([accuracy(run, lengths, seed=seed, method=method, factor=f) for f in FACTORS])
+        out["grid_beyond"][method] = np.array([
+            np.concatenate([[np.nan], accuracy(run, past, seed=seed, positions="beyond", method=method, factor=f)])
+            for f in FACTORS
+        ])
     return out
 
 
@@ -339,7 +382,9 @@ def _nan(x):
 
 
 #: The keys of a sweep entry that the results files keep (timings stay out).
-KEPT = ("accuracy", "beyond", "logn", "scaled", "finetune", "table", "head", "attention", "final_loss") + SCALINGS
+KEPT = (
+    "accuracy", "beyond", "logn", "scaled", "finetune", "masks", "table", "head", "attention", "final_loss", "grid_beyond",
+) + SCALINGS
 
 
 def _rows(table, tasks):
@@ -370,7 +415,7 @@ def save(table, path=RESULTS_PATH, *, seconds=None) -> None:
         "lengths": list(SWEEP_LENGTHS),
         "factors": list(FACTORS),
         "seeds": sorted({seed for seed, _, _ in table}),
-        "finetune": {"factor": FINETUNE_FACTOR, "steps": list(FINETUNE_STEPS), **FINETUNE},
+        "finetune": {"factor": FINETUNE_FACTOR, "target_factor": FINETUNE_TARGET, "steps": list(FINETUNE_STEPS), **FINETUNE},
         "versions": _versions(),
         "seconds": seconds,
         "rows": _rows(table, TASKS),
@@ -491,7 +536,7 @@ def save_extra(table, path=EXTRA_PATH, *, seconds=None) -> None:
         "lengths": list(EXTRA_LENGTHS),
         "seeds": sorted({seed for seed, _, _ in table}),
         "recall_pairs": RECALL_PAIRS,
-        "finetune": {"factor": FINETUNE_FACTOR, "steps": list(FINETUNE_STEPS), **FINETUNE},
+        "finetune": {"factor": FINETUNE_FACTOR, "target_factor": FINETUNE_TARGET, "steps": list(FINETUNE_STEPS), **FINETUNE},
         "versions": _versions(),
         "seconds": seconds,
         "rows": _rows(table, order),
@@ -531,7 +576,7 @@ def save_held_out(head, extra, path=HELD_OUT_PATH, *, seconds=None) -> None:
         "budgets": EXTRA_BUDGETS,
         "recall_pairs": RECALL_PAIRS,
         "seeds": seeds,
-        "finetune": {"factor": FINETUNE_FACTOR, "steps": list(FINETUNE_STEPS), **FINETUNE},
+        "finetune": {"factor": FINETUNE_FACTOR, "target_factor": FINETUNE_TARGET, "steps": list(FINETUNE_STEPS), **FINETUNE},
         "versions": _versions(),
         "seconds": seconds,
         "rows": _rows(head, TASKS),
@@ -555,6 +600,86 @@ def load_held_out(path=HELD_OUT_PATH) -> tuple[dict, dict]:
         "recall_pairs": doc["recall_pairs"], "table": _table({"rows": doc["extra_rows"]}),
     }
     return head, more
+
+
+def _added_job(kind, seed, task, scheme, tune=True, grid=False):
+    # one job of add_rows: a whole new row ("irope"), or what a RoPE row lacks: the s = 8 fine-tunes
+    # (tune), the factor grid past L (grid)
+    if scheme != "rope":
+        return extra_run(seed, task, scheme) if kind == "extra" else sweep_row(seed, task, scheme, grid=False)
+    keys = [key for key, _, factor in FINETUNE_SETTINGS if factor == FINETUNE_TARGET]
+    if kind == "extra":
+        budget = EXTRA_BUDGETS[task]
+        run = train("rope", task, seed=seed, steps=budget["steps"], lr=budget["lr"], progress=False)
+        return {"finetune": finetuned(run, seed=seed, lengths=EXTRA_LENGTHS, keys=keys)}
+    run = train("rope", task, seed=seed, progress=False)
+    out = {"finetune": finetuned(run, seed=seed, lengths=SWEEP_LENGTHS, keys=keys)} if tune else {}
+    if grid:
+        out["grid_beyond"] = factor_grid(run, seed=seed)["grid_beyond"]
+    return out
+
+
+def add_rows(*, workers=None, log=print) -> dict:
+    """Add to the three stored files what this release's sweeps compute and theirs did not, without retraining the rest.
+
+    The "irope" rows (headline and extra tasks), in every RoPE row that is
+    fine-tuned the fine-tunes with s set for the target 8L
+    (:data:`FINETUNE_SETTINGS`), and in the rows that hold the factor grid its
+    numbers past L (:func:`factor_grid`), for the seeds each file holds, each computed
+    by the very functions a full sweep calls (the RoPE model is retrained
+    from its seed, which gives the model the file's row was computed from:
+    tests/test_lab_reproduce.py holds retrained rows to the file). Rows
+    already there are kept as they are. Writes the files, and returns
+    ``{file name: seconds of work}``. The held-out rows are not printed.
+    """
+    start = time.perf_counter()
+    files = {RESULTS_PATH: ("sweep", "rows"), EXTRA_PATH: ("extra", "rows"), HELD_OUT_PATH: ("heldout", None)}
+    docs = {path: json.loads(path.read_text()) for path in files}
+    what = "irope, s = 8 fine-tunes, factor grid past L"
+    before = {path: doc.get("added", {}).get(what, {}).get("seconds", 0) for path, doc in docs.items()}
+    jobs = []
+    for path, doc in docs.items():
+        parts = [("sweep", "rows"), ("extra", "extra_rows")] if path == HELD_OUT_PATH else [files[path]]
+        for kind, rows_key in parts:
+            have = {(r["seed"], r["task"], r["scheme"]) for r in doc[rows_key]}
+            for seed in doc["seeds"]:
+                tasks = TASKS if kind == "sweep" else tuple(EXTRA_BUDGETS)
+                for task in tasks:
+                    if (seed, task, "irope") not in have:
+                        jobs.append((path, rows_key, kind, seed, task, "irope"))
+                    row = next((r for r in doc[rows_key] if (r["seed"], r["task"], r["scheme"]) == (seed, task, "rope")), None)
+                    if row is None:
+                        continue
+                    tune = "finetune" in row and f"pi_s{FINETUNE_TARGET}" not in row["finetune"]
+                    grid = "pi" in row and "grid_beyond" not in row  # the rows that hold the factor grid
+                    if tune or grid:
+                        jobs.append((path, rows_key, kind, seed, task, "rope", tune, grid))
+    jobs.sort(key=lambda job: (job[5] != "rope", not job[6:7] or not job[6]))  # the heavier fine-tune jobs first
+    log(f"{len(jobs)} jobs: " + ", ".join(f"{j[0].name} {j[3] if j[0] != HELD_OUT_PATH else '(held out)'} {j[4]} {j[5]}"
+                                         for j in jobs))
+    order = {name: i for i, name in enumerate(SCHEMES)}
+
+    def done(i, entry):
+        path, rows_key, kind, seed, task, scheme = jobs[i][:6]
+        doc = docs[path]
+        task_order = list(TASKS if kind == "sweep" else EXTRA_BUDGETS)
+        if scheme == "rope":
+            row = next(r for r in doc[rows_key] if (r["seed"], r["task"], r["scheme"]) == (seed, task, "rope"))
+            if "finetune" in entry:
+                row["finetune"].update(_clean(entry["finetune"]))
+            if "grid_beyond" in entry:
+                row["grid_beyond"] = _clean(entry["grid_beyond"])
+        else:
+            doc[rows_key].extend(_rows({(seed, task, scheme): entry}, task_order))
+            doc[rows_key].sort(key=lambda r: (r["seed"], task_order.index(r["task"]), order[r["scheme"]]))
+        doc["finetune"]["target_factor"] = FINETUNE_TARGET
+        doc.setdefault("added", {})[what] = {"seconds": before[path] + round(time.perf_counter() - start)}
+        path.write_text(json.dumps(doc, indent=1) + "\n")
+        where = "(held out)" if path == HELD_OUT_PATH else f"seed {seed}"
+        log(f"{time.perf_counter() - start:6.0f} s  {path.name} {where} {task} {scheme}")
+
+    pool_map(_added_job, [job[2:] for job in jobs], workers=workers, on_result=done)
+    return {path.name: round(time.perf_counter() - start) for path in files}
 
 
 def main_held_out(seeds=HELD_OUT) -> None:
@@ -588,5 +713,8 @@ if __name__ == "__main__":
         main_extra()
     elif "--held-out" in sys.argv[1:]:
         main_held_out()
+    elif "--add" in sys.argv[1:]:
+        print(f"{os.cpu_count()} cores, load average {os.getloadavg()}", flush=True)
+        print(add_rows(log=lambda line: print(line, flush=True)), f"load average {os.getloadavg()}")
     else:
         main()

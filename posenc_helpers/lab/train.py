@@ -390,13 +390,18 @@ def check_finetune(run, length, steps, seed, method, methods) -> tuple[int, int,
     return length, steps, seed
 
 
-def finetune(run, *, length, method=None, steps=100, seed=0, progress=True, checkpoints=(), cache=True):
+def finetune(run, *, length, method=None, steps=100, seed=0, progress=True, checkpoints=(), cache=True, factor=None):
     """Continue training a trained RoPE ``run`` at ``length`` tokens, RoPE rescaled by ``method``; a new Run.
 
     The papers' regime: rescale the frequencies for the factor s = length / L
     (L = ``run.train_len``) with ``method`` ("pi", "ntk", "yarn", or None for
     plain RoPE; the same ``(omega, logit_scale)`` as :func:`.evaluate.rope_scaling`),
-    then train briefly on sequences of ``length`` tokens from ``seed``. The
+    then train briefly on sequences of ``length`` tokens from ``seed``.
+    ``factor`` sets s for a target longer than the fine-tune's sequences
+    (s = target ÷ L, at least length / L, with a method), the setting in
+    which the YaRN paper (Peng et al. 2023, arXiv:2309.00071) reports that
+    a model extrapolates beyond the limited context of its fine-tuning
+    data. The
     returned run keeps ``train_len`` = L and remembers ``method``, ``factor``
     = s and ``finetune_len`` = length, so ``accuracy(ft, lengths)`` evaluates
     it with that same rescaling, and ``positions="beyond"`` still scores the
@@ -428,7 +433,16 @@ def finetune(run, *, length, method=None, steps=100, seed=0, progress=True, chec
     if run.task == "text":
         raise ValueError("run is a text model: fine-tune it with posenc_helpers.lab.text, not lab.finetune")
     length, steps, seed = check_finetune(run, length, steps, seed, method, SCALINGS)
-    factor = length / run.train_len
+    if factor is None:
+        factor = length / run.train_len
+    else:
+        if method is None:
+            raise ValueError(f"factor is the rescaling's s, so it needs a method, got factor={factor!r} with method None")
+        factor = v.real_scalar("factor", factor)
+        if factor < length / run.train_len:
+            raise ValueError(
+                f"factor must be at least length / train_len = {length / run.train_len:g}, got factor={factor!r}"
+            )
     omega, scale = rope_scaling(run, method, factor)
     config = dataclasses.replace(run.config, train_len=length)
     kept = {}

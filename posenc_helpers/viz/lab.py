@@ -49,6 +49,7 @@ SCHEME_STYLE = {
     "alibi": ("ALiBi", OKABE_ITO[1], "--", "^"),
     "t5": ("T5 bias", OKABE_ITO[5], ":", "P"),
     "rope_nope": ("RoPE + NoPE", OKABE_ITO[2], "--", "D"),
+    "irope": ("iRoPE", OKABE_ITO[6], "-", "*"),
 }
 
 #: Label, colour and line style per test-time RoPE scaling method (no fine-tuning).
@@ -213,8 +214,8 @@ def plot_accuracy_at_train_len(ax, acc, *, threshold=0.95, chance=None, title=""
 # --- the shipped sweep: the static figures and the slider demo --------------------------------------
 
 
-def _summary(res, task, key, *, factor_index=None):
-    """Mean and range over seeds of one entry of the sweep, for one task and each scheme."""
+def _summary(res, task, key, *, factor_index=None, stat="mean"):
+    """Mean (or median, ``stat="median"``) and range over seeds of one entry of the sweep, per scheme."""
     seeds = sorted({s for s, _, _ in res["table"]})
     out = {}
     for scheme in SCHEME_STYLE:
@@ -222,7 +223,7 @@ def _summary(res, task, key, *, factor_index=None):
         if not rows or key not in rows[0]:
             continue
         vals = np.array([r[key] if factor_index is None else r[key][factor_index] for r in rows])
-        out[scheme] = (vals.mean(0), vals.min(0), vals.max(0))
+        out[scheme] = (np.median(vals, 0) if stat == "median" else vals.mean(0), vals.min(0), vals.max(0))
     return out
 
 
@@ -323,12 +324,26 @@ def make_finetune_figure(res=None, extra=None):
     return fig
 
 
+def _grid(res, task, method, f, key):
+    # per seed, the factor grid of the RoPE rows at factor index f: key "grid_beyond" (past L) or "all"
+    seeds = sorted({s for s, _, _ in res["table"]})
+    rows = [res["table"][(s, task, "rope")] for s in seeds if (s, task, "rope") in res["table"]]
+    return np.array([r["grid_beyond"][method][f] if key == "grid_beyond" else r[method][f] for r in rows])
+
+
+def _median_range(values) -> tuple:
+    values = np.asarray(values, dtype=float)
+    return np.median(values, 0), values.min(0), values.max(0)
+
+
 @styled
 def make_sweep_figure(res=None, length=256, factor=8):
-    """The demo figure: per task, accuracy against T for every scheme and RoPE scaled by s; markers at T.
+    """The demo figure: per task, accuracy past L against T for every scheme and RoPE scaled by s; cursor at T.
 
-    Returns ``(fig, handles)``. The scaled lines and the markers are animated.
-    Taught in notebooks/13-trained-heads.ipynb.
+    Every line is the median over the sweep's seeds of the accuracy on the
+    positions past L (the claims' metric), and the band around each scheme's
+    line its range over the seeds. Returns ``(fig, handles)``; the scaled
+    lines and the cursor are animated. Taught in notebooks/13-trained-heads.ipynb.
     """
     from ..lab.tasks import TASK_TITLES, TASKS, chance
 
@@ -336,8 +351,12 @@ def make_sweep_figure(res=None, length=256, factor=8):
     fig, axes = new_figure(1, len(TASKS), figsize=(12.0, 4.6), sharey=True)
     handles = {"res": res, "axes": axes, "scaled": {}, "markers": {}, "cursor": []}
     for ax, task in zip(axes, TASKS, strict=True):
-        means = {s: m for s, (m, _, _) in _summary(res, task, "accuracy").items()}
-        plot_accuracy_vs_length(ax, res["lengths"], means, 32, chance=chance(task, 16), title=TASK_TITLES[task])
+        summary = _summary(res, task, "beyond", stat="median")
+        plot_accuracy_vs_length(
+            ax, res["lengths"], {s: m for s, (m, _, _) in summary.items()}, 32, chance=chance(task, 16),
+            spread={s: (lo, hi) for s, (_, lo, hi) in summary.items()}, title=TASK_TITLES[task],
+        )
+        ax.set_ylabel("accuracy, positions past L")
         for method, (label, colour, ls) in METHOD_STYLE.items():
             (line,) = ax.plot(res["lengths"], np.zeros(len(res["lengths"])), ls, color=colour, marker=".", label=label)
             line.set_animated(True)
@@ -345,10 +364,10 @@ def make_sweep_figure(res=None, length=256, factor=8):
         cursor = ax.axvline(length, color="k", linewidth=1.5)
         cursor.set_animated(True)
         handles["cursor"].append(cursor)
-    axes[0].legend(loc="lower left", fontsize=11, ncols=2)
+    axes[0].legend(loc="lower left", fontsize=10, ncols=2)
     axes[1].set_ylabel("")
     n_seeds = len({s for s, _, _ in res["table"]})
-    fig.suptitle(f"The lab's sweep: mean of {n_seeds} seeds (no training on a slider move)")
+    fig.suptitle(f"The lab's sweep past L: median of {n_seeds} seeds, band: range (no training on a slider move)")
     update_sweep(handles, length, factor)
     return fig, handles
 
@@ -356,6 +375,9 @@ def make_sweep_figure(res=None, length=256, factor=8):
 def update_sweep(handles, length, factor) -> str:
     """Move the cursor to test length T = ``length`` and the scaled RoPE lines to s = ``factor``; return the readout.
 
+    The readout gives, per task and scheme, the median and the range over the
+    seeds: of the accuracy past L when T > L, and at T = L of the accuracy
+    over all positions (in distribution: nothing is past L there).
     Taught in notebooks/13-trained-heads.ipynb.
     """
     from ..lab.tasks import TASK_TITLES, TASKS
@@ -368,23 +390,29 @@ def update_sweep(handles, length, factor) -> str:
     if factor not in factors:
         raise ValueError(f"factor must be one of the precomputed factors {factors}, got {factor!r}")
     j, f = lengths.index(length), factors.index(factor)
+    past = length > 32
     for cursor in handles["cursor"]:
         cursor.set_xdata([length, length])
+
+    def cell(med, lo, hi):
+        return "—" if np.isnan(med) else f"{med:.2f} ({lo:.2f}–{hi:.2f})"
+
     rows = []
     for task in TASKS:
-        plain = _summary(res, task, "accuracy")
+        plain = _summary(res, task, "beyond" if past else "accuracy", stat="median")
+        cells = [cell(m[j], lo[j], hi[j]) for m, lo, hi in plain.values()]
         for method in METHOD_STYLE:
-            handles["scaled"][(task, method)].set_ydata(_summary(res, task, method, factor_index=f)["rope"][0])
-        cells = [("—" if np.isnan(m[j]) else f"{m[j]:.2f}") for m, _, _ in plain.values()]
-        cells += [f"{_summary(res, task, m, factor_index=f)['rope'][0][j]:.2f}" for m in METHOD_STYLE]
+            handles["scaled"][(task, method)].set_ydata(np.median(_grid(res, task, method, f, "grid_beyond"), 0))
+            med, lo, hi = _median_range(_grid(res, task, method, f, "grid_beyond" if past else "all")[:, j])
+            cells.append(cell(med, lo, hi))
         rows.append(f"<tr><td>{TASK_TITLES[task]}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     shown = _summary(res, TASKS[0], "accuracy")  # the schemes the results hold, in SCHEME_STYLE's order
     head = [SCHEME_STYLE[s][0] for s in shown] + [f"RoPE+{m.upper() if m != 'yarn' else 'YaRN'}" for m in METHOD_STYLE]
-    where = "past" if length > 32 else "at"
     n_seeds = len({s for s, _, _ in res["table"]})
+    what = "accuracy on the positions past L" if past else "at the training length: accuracy over all positions"
     return (
-        f"<b>T = {length} tokens ({length / 32:g} × L, {where} the training length), s = {factor}</b>: "
-        f"accuracy, mean of {n_seeds} seeds (— : cannot run; scaled RoPE: no fine-tuning)"
+        f"<b>T = {length} tokens ({length / 32:g} × L), s = {factor}</b>: {what}, median (range) "
+        f"of {n_seeds} seeds (— : cannot run; scaled RoPE: no fine-tuning)"
         "<table><tr><th>task</th>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(rows) + "</table>"
     )
 

@@ -318,9 +318,17 @@ CARDS: list[Card] = [
          "Its ramp keeps or interpolates a pair by how many times the pair turns within the training length, "
          "L·ω/2π. The same β means a different set of pairs at L = 32 than at L = 4096.", "12"),
     Card("In the lab, after 100 fine-tuning steps at 4 times the training length, does rescaling beat plain RoPE?",
-         "Not on the two headline tasks. PI, NTK and YaRN all recover at 4 times L, as the papers report, but plain "
-         "RoPE fine-tuned with no rescaling recovers as well and holds further (at 8 times L on the "
-         "previous-token task).", "12"),
+         "It depends on the s it is set for. PI, NTK and YaRN all recover at 4 times L, as the papers report, and so "
+         "does plain RoPE fine-tuned with no rescaling. With s = 4, set for the fine-tune length, plain RoPE holds "
+         "further: at 8 times L on the previous-token task PI and YaRN fall below it. With s = 8, set for the target "
+         "as YaRN's recipe sets it, YaRN and NTK stay at the ceiling there, level with plain RoPE, and on recall "
+         "YaRN is above plain RoPE on every seed; PI stays below.", "12"),
+    Card("In the lab, iRoPE (Llama 4's design: RoPE layers that read only their own chunk of L tokens) scores 0.97 "
+         "past L on the previous-token task at every length. Why not 1?",
+         "The first query of every chunk reads only itself on the RoPE layer, so it cannot see the token before it: "
+         "1 in 32 of the positions past L. Guessed at chance, 1 in 16 of those is still right, so the ceiling is "
+         "1 − (1/32)(15/16) = 0.971. A sliding window of L keys instead of chunks gives the same model 1.00, and "
+         "the full mask 0.23–0.36 at 8 times L.", "12"),
     Card("Why does the lab also score only the positions past the training length?",
          "Over all positions, the first L set a floor: a model perfect up to L and at chance after it scores about "
          "one half at 2L, which hides a complete failure past L.", "12"),

@@ -167,6 +167,13 @@ _unigram = -sum(math.log2(_counts[c] / _cut) * _text[_cut:].count(c) for c in se
 _sweep = json.loads((ROOT / "posenc_helpers" / "lab" / "text_results.json").read_text())
 _at_L = [r["bits"][0] for r in _sweep["rows"]]
 VERIFIED["4.97"] = _unigram
+# notebook 12: iRoPE on the previous-token task, over the shipped sweep's seeds (past L), and the chunk ceiling
+_head = json.loads((ROOT / "posenc_helpers" / "lab" / "results.json").read_text())
+_irope = [r for r in _head["rows"] if (r["task"], r["scheme"]) == ("prev", "irope")]
+_chunked = np.array([r["beyond"][1:] for r in _irope], dtype=float)
+_window = np.array([r["masks"]["sliding"][1:] for r in _irope], dtype=float)
+_full_8L = np.array([r["masks"]["full"][-1] for r in _irope], dtype=float)
+VERIFIED["0.971"] = 1 - (1 / 32) * (15 / 16)
 #: Whole numbers that a card derives: each is checked by its own condition.
 DERIVED = {
     "13": (_turns[1e8] < 0.01).sum() == 13 and (_turns[10000] < 0.5).sum() == 9 and (_turns[100] < 0.5).sum() == 0,
@@ -209,6 +216,12 @@ DERIVED = {
           and sum(2 * math.pi * 10000 ** (2 * k / 128) <= 131072 for k in range(64)) == 64,
     # notebook 15: every model of the sweep learned the text, at L more than 1.9 bits below the unigram baseline
     "1.9": len(_at_L) == len(_sweep["schemes"]) * len(_sweep["seeds"]) >= 25 and max(_at_L) < _unigram - 1.9,
+    # notebook 12: iRoPE 0.97 past L at every length on every seed, 1.00 with the window, 0.23-0.36 at 8L with the
+    # full mask
+    "0.97": len(_irope) == len(_head["seeds"]) >= 5 and {f"{x:.2f}" for x in _chunked.ravel()} == {"0.97"},
+    "1.00": {f"{x:.2f}" for x in _window.ravel()} == {"1.00"},
+    "0.23": f"{_full_8L.min():.2f}" == "0.23",  # as the notebook prints it (0.225 stored)
+    "0.36": f"{_full_8L.max():.2f}" == "0.36",
 }
 #: Settings the cards choose (lengths, bases, head counts, notebook numbers), not results.
 #: (1000 also stands for PI's "within 1000 steps", a published count that no formula gives.)

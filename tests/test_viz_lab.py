@@ -148,6 +148,27 @@ def test_finetune_figure_plots_the_100_step_runs_with_their_range():
     np.testing.assert_allclose(recall["RoPE, no fine-tuning"].get_ydata()[1:], [0.3, 0.2, 0.1])
 
 
+def test_finetune_figure_adds_a_row_for_s_8_when_the_rows_hold_it():
+    head = _with_scaled_and_finetune(fake_results())
+    extra = {"lengths": np.array([32, 64, 128, 256]), "table": {}}
+    tables = [head["table"], extra["table"]]
+    for seed in (0, 1):
+        extra["table"][seed, "recall", "rope"] = {"beyond": np.array([np.nan, 0.3, 0.2, 0.1]), "finetune": {
+            m: {"100": {"beyond": np.full(4, 0.9)}} for m in ("none", "pi", "ntk", "yarn")}}
+    for table in tables:
+        for key, entry in table.items():
+            if key[2] == "rope":
+                for m in ("pi", "ntk", "yarn"):  # s = 8: the s = 4 number + 0.05
+                    entry["finetune"][m + "_s8"] = {"100": {"beyond": entry["finetune"][m]["100"]["beyond"] + 0.05}}
+    fig = vl.make_finetune_figure(head, extra)
+    assert len(fig.axes) == 6
+    top = {ln.get_label(): ln for ln in fig.axes[1].get_lines()}
+    bottom = {ln.get_label(): ln for ln in fig.axes[4].get_lines()}
+    np.testing.assert_allclose(bottom["NTK, fine-tuned"].get_ydata(), top["NTK, fine-tuned"].get_ydata() + 0.05)
+    np.testing.assert_allclose(bottom["plain RoPE, fine-tuned"].get_ydata(), top["plain RoPE, fine-tuned"].get_ydata())
+    assert "s = 8" in fig.axes[4].get_title() and "s = 4" in fig.axes[1].get_title()
+
+
 def test_entropy_plot_draws_one_line_per_head_and_the_uniform_reference():
     fig, ax = new_figure()
     lengths = [32, 64, 128]

@@ -5,7 +5,8 @@ notebook's budget, and evaluates each model (:func:`evaluate_run`) at
 :data:`SWEEP_LENGTHS`, over all positions and past the training length only,
 with log-n scaling, and (RoPE) with every test-time scaling method, at s = T/L
 and at every factor in :data:`FACTORS`, and after a brief fine-tune at 4L
-(:func:`finetuned`); it also keeps what attention does past L
+with s set for 4L and for 8L (:func:`finetuned`); an iRoPE model is also
+scored with other masks on its RoPE layer; it also keeps what attention does past L
 (:func:`attention_numbers`) and how far a learned table moved
 (:func:`table_numbers`). ``make lab-results`` runs it for :data:`SEEDS` and
 writes ``posenc_helpers/lab/results.json``, which notebooks 12 and 13 and the
@@ -14,6 +15,9 @@ the same models, headline and extra tasks, for the two held-out seeds
 :data:`HELD_OUT` (:func:`held_out_sweep`), in the same kind of pool, with the
 same functions, and writes ``results_heldout.json``, which no notebook reads:
 the seed test (tests/test_lab_claims.py) checks every claim of 12 and 13 on it.
+
+``python -m posenc_helpers.lab.results --add`` (:func:`add_rows`) adds to the
+stored files only what a newer release computes and they lack.
 
 Both sweeps train their models in a pool of worker processes (:func:`pool_map`,
 one per core by default, each with one XLA thread), so two cores train two

@@ -49,7 +49,7 @@ SCHEME_STYLE = {
     "alibi": ("ALiBi", OKABE_ITO[1], "--", "^"),
     "t5": ("T5 bias", OKABE_ITO[5], ":", "P"),
     "rope_nope": ("RoPE + NoPE", OKABE_ITO[2], "--", "D"),
-    "irope": ("iRoPE", OKABE_ITO[6], "-", "*"),
+    "irope": ("iRoPE", OKABE_ITO[7], "-", "*"),  # black solid (NoPE: black dotted); the yellow is faint on grey
 }
 
 #: Label, colour and line style per test-time RoPE scaling method (no fine-tuning).
@@ -292,7 +292,10 @@ def make_finetune_figure(res=None, extra=None):
 
     One panel per task (the two headline tasks and recall): plain RoPE with no
     fine-tuning, then each method after 100 fine-tuning steps at 4L, mean over
-    the sweep's seeds with the range as a band. Taught in notebooks/12-extrapolation-lab.ipynb.
+    the sweep's seeds with the range as a band. The top row rescales with s set
+    for the fine-tune length (s = 4); when the rows hold them, a second row
+    shows the same fine-tunes with s set for the target 8L (s = 8), plain RoPE
+    fine-tuned in both as the baseline. Taught in notebooks/12-extrapolation-lab.ipynb.
     """
     from ..lab.tasks import TASK_TITLES, TASKS, chance
 
@@ -302,25 +305,33 @@ def make_finetune_figure(res=None, extra=None):
         res = results.load() if res is None else res
         extra = results.load_extra() if extra is None else extra
     panels = [(task, res, 16) for task in TASKS] + [("recall", extra, 32)]
-    fig, axes = new_figure(1, len(panels), figsize=(16.0, 4.8), sharey=True)
-    for ax, (task, source, vocab) in zip(axes, panels, strict=True):
-        rows = [source["table"][key] for key in sorted(source["table"]) if key[1:] == (task, "rope")]
-        lengths = source["lengths"]
-        plot_accuracy_vs_length(
-            ax, lengths, {"rope": np.mean([r["beyond"] for r in rows], axis=0)}, 32,
-            chance=chance(task, vocab), title=f"{TASK_TITLES[task]} ({len(rows)} seeds)",
-        )
-        ax.get_lines()[0].set_label("RoPE, no fine-tuning")
-        for method, (label, colour, ls) in FINETUNE_STYLE.items():
-            vals = np.array([r["finetune"][method]["100"]["beyond"] for r in rows])
-            ax.plot(lengths, vals.mean(0), ls, color=colour, marker=".", label=label)
-            ax.fill_between(lengths, vals.min(0), vals.max(0), color=colour, alpha=0.12, linewidth=0)
-        ax.axvline(4 * 32, color="0.3", linewidth=1, linestyle=(0, (4, 2)))
-        ax.set_ylabel("accuracy, positions past L")
-    for ax in axes[1:]:
-        ax.set_ylabel("")
-    axes[0].legend(loc="lower left", fontsize=11)
-    fig.suptitle("RoPE fine-tuned for 100 steps at 4L (dashed line): mean over seeds, band: range")
+    first_rows = [source["table"][key] for task, source, _ in panels for key in sorted(source["table"])
+                  if key[1:] == (task, "rope")]
+    settings = [("", "s = 4")]
+    if all("pi_s8" in r["finetune"] for r in first_rows):
+        settings.append(("_s8", "s = 8"))
+    fig, axes = new_figure(len(settings), len(panels), figsize=(16.0, 4.8 * len(settings)), sharey=True)
+    axes = np.atleast_2d(axes)  # (rows, panels)
+    for row, (suffix, name) in enumerate(settings):
+        for ax, (task, source, vocab) in zip(axes[row], panels, strict=True):
+            rows = [source["table"][key] for key in sorted(source["table"]) if key[1:] == (task, "rope")]
+            lengths = source["lengths"]
+            plot_accuracy_vs_length(
+                ax, lengths, {"rope": np.mean([r["beyond"] for r in rows], axis=0)}, 32,
+                chance=chance(task, vocab), title=f"{TASK_TITLES[task]} ({len(rows)} seeds), {name}",
+            )
+            ax.get_lines()[0].set_label("RoPE, no fine-tuning")
+            for method, (label, colour, ls) in FINETUNE_STYLE.items():
+                key = method if method == "none" else method + suffix
+                vals = np.array([r["finetune"][key]["100"]["beyond"] for r in rows])
+                ax.plot(lengths, vals.mean(0), ls, color=colour, marker=".", label=label)
+                ax.fill_between(lengths, vals.min(0), vals.max(0), color=colour, alpha=0.12, linewidth=0)
+            ax.axvline(4 * 32, color="0.3", linewidth=1, linestyle=(0, (4, 2)))
+            ax.set_ylabel("accuracy, positions past L" if ax is axes[row][0] else "")
+    axes[0][0].legend(loc="lower left", fontsize=11)
+    fig.suptitle("RoPE fine-tuned for 100 steps at 4L (dashed line), s set for 4L and for 8L: mean over seeds, "
+                 "band: range" if len(settings) > 1 else
+                 "RoPE fine-tuned for 100 steps at 4L (dashed line): mean over seeds, band: range")
     return fig
 
 

@@ -375,7 +375,7 @@ def make_sweep_figure(res=None, length=256, factor=8):
         cursor = ax.axvline(length, color="k", linewidth=1.5)
         cursor.set_animated(True)
         handles["cursor"].append(cursor)
-    axes[0].legend(loc="lower left", fontsize=10, ncols=2)
+    axes[0].legend(loc="lower left", fontsize=11, ncols=2)
     axes[1].set_ylabel("")
     n_seeds = len({s for s, _, _ in res["table"]})
     fig.suptitle(f"The lab's sweep past L: median of {n_seeds} seeds, band: range (no training on a slider move)")

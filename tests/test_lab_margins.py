@@ -1,0 +1,165 @@
+"""How far a claim is from failing, against the noise of what it compares (claims.Measured, margins, Spread, Share).
+
+Each is checked against a literal computation written here: margins by
+hand, the standard error by a dense grid over q instead of the closed form,
+the median by sorting.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from posenc_helpers.lab import claims, results
+from posenc_helpers.lab.claims import Claim, Measured, Share, Spread
+
+accuracy = st.floats(0, 1, allow_nan=False)
+count = st.integers(1, 10_000)
+
+
+def literal_se(parts, margin):
+    # sqrt(sum c^2 max_{q in [p - m, p + m], 0 <= q <= 1} q(1 - q) / n), the maximum found on a grid of 20,001 points
+    total = 0.0
+    for c, p, n in parts:
+        q = np.linspace(max(0.0, p - abs(margin)), min(1.0, p + abs(margin)), 20_001)
+        total += c * c * float((q * (1 - q)).max()) / n
+    return math.sqrt(total)
+
+
+def recorded(expression):
+    with claims._recording() as seen:
+        result = expression()
+    return result, seen
+
+
+@settings(max_examples=200, deadline=None)
+@given(p=accuracy, t=accuracy, n=count)
+def test_a_measured_number_compares_as_its_float_and_records_its_margin(p, t, n):
+    x = Measured(p, n)
+    for op, plain, margin in (
+        (lambda: x >= t, p >= t, p - t), (lambda: x > t, p > t, p - t),
+        (lambda: x <= t, p <= t, t - p), (lambda: x < t, p < t, t - p),
+        (lambda: t <= x, t <= p, p - t), (lambda: t > x, t > p, t - p),
+    ):
+        got, seen = recorded(op)
+        assert got is plain
+        assert len(seen) == 1
+        assert seen[0][0] == pytest.approx(margin, abs=1e-12)
+        assert seen[0][1] == pytest.approx(literal_se([(1.0, p, n)], margin), rel=1e-6, abs=1e-9)
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=accuracy, b=accuracy, na=count, nb=count, shift=st.floats(-1, 1), scale=st.floats(-3, 3))
+def test_sums_differences_and_scalings_keep_their_parts(a, b, na, nb, shift, scale):
+    x, y = Measured(a, na), Measured(b, nb)
+    for expr, value, parts in (
+        (x - y, a - b, [(1.0, a, na), (-1.0, b, nb)]),
+        (x + shift, a + shift, [(1.0, a, na)]),
+        (shift - x, shift - a, [(-1.0, a, na)]),
+        (scale * x, scale * a, [(scale, a, na)]),
+        (abs(x - y), abs(a - b), [(1.0, a, na), (-1.0, b, nb)] if a >= b else [(-1.0, a, na), (1.0, b, nb)]),
+    ):
+        assert float(expr) == pytest.approx(value, abs=1e-12)
+        assert [(pytest.approx(c), pytest.approx(p), n) for c, p, n in expr.parts] == parts
+    got, seen = recorded(lambda: x - 0.1 >= y)
+    assert got == (a - 0.1 >= b)
+    assert seen[0][0] == pytest.approx(a - 0.1 - b, abs=1e-12)
+    assert seen[0][1] == pytest.approx(literal_se([(1.0, a, na), (-1.0, b, nb)], a - 0.1 - b), rel=1e-6, abs=1e-9)
+
+
+def test_the_error_is_weighed_within_the_margin_not_at_the_value():
+    # a perfect score has no binomial variance; against 0.99 it is weighed at 0.99, against 0.5 at 1/2
+    assert claims.comparison_error(Measured(1.0, 1024), 0.0) == 0.0
+    assert claims.comparison_error(Measured(1.0, 1024), 0.01) == pytest.approx(math.sqrt(0.99 * 0.01 / 1024))
+    assert claims.comparison_error(Measured(1.0, 1024), 0.7) == pytest.approx(0.5 / 32)
+    # a number that is not an accuracy has no binomial error
+    assert claims.comparison_error(Measured(2.3), 0.1) is None
+    assert claims.comparison_error(Measured(0.9, 100) - Measured(1.7), 0.1) is None
+    assert claims.comparison_error(0.5, 0.1) is None
+
+
+def test_nothing_is_recorded_outside_margins():
+    assert claims._RECORD == []
+    assert (Measured(0.5, 10) >= 0.4) is True
+    assert claims._RECORD == []
+
+
+def test_margins_picks_the_comparison_closest_to_failing_over_seeds_and_comparisons():
+    c = Claim("both above 0.9", lambda v: v["a"] >= 0.9 and v["b"] >= 0.9)
+    views = {
+        1: {"a": Measured(0.99, 1024), "b": Measured(0.95, 100)},  # b: 0.05 over 100 answers, the worst ratio
+        2: {"a": Measured(0.93, 10_000), "b": Measured(1.0, 10_000)},  # a: the smallest margin, 0.03
+    }
+    m = claims.margins([c], views)["both above 0.9"]
+    assert (m["k"], m["n"], m["seed"]) == (2, 2, 1)
+    assert m["margin"] == pytest.approx(0.05)
+    assert m["se"] == pytest.approx(literal_se([(1.0, 0.95, 100)], 0.05), rel=1e-6)
+    assert m["ratio"] == pytest.approx(0.05 / m["se"])
+    # a claim that fails on a seed: k counts it, and the margin is negative
+    views[3] = {"a": Measured(0.85, 1024), "b": Measured(0.99, 1024)}
+    m = claims.margins([c], views)["both above 0.9"]
+    assert (m["k"], m["seed"]) == (2, 3) and m["margin"] < 0 and m["ratio"] < 0
+    # a number that is not an accuracy counts before any weighed comparison, by its margin
+    d = Claim("entropy and accuracy", lambda v: v["e"] <= 2.0 and v["a"] >= 0.5)
+    m = claims.margins([d], {0: {"e": Measured(1.5), "a": Measured(0.51, 10)}})["entropy and accuracy"]
+    assert m["se"] is None and m["ratio"] is None and m["margin"] == pytest.approx(0.5)
+    # a claim that compares nothing measured has no margin
+    e = Claim("layer 0", lambda v: v["layer"] == 0)
+    assert claims.margins([e], {0: {"layer": 0}})["layer 0"]["margin"] is None
+    assert "layer 0" in claims.margin_report(claims.margins([e], {0: {"layer": 0}}))
+
+
+def test_every_accuracy_claim_of_the_files_is_weighed():
+    # every claim of notebook 12 compares only accuracies of the sweeps, so margins gives each a binomial error;
+    # a claim whose numbers did not go through claims.at would show None here
+    sweep, extra = results.load(), results.load_extra()
+    for group in ("12", "12 scaling", "12 fine-tune", "12 extra"):
+        source = extra if group == "12 extra" else sweep
+        seeds = sorted({s for s, _, _ in source["table"]})
+        table = claims.margins(claims.groups()[group], dict(zip(seeds, claims.views(sweep, extra, seeds=seeds), strict=True)))
+        unweighed = [text for text, m in table.items() if m["se"] is None]
+        assert not unweighed, (group, unweighed)
+        assert all(m["k"] == m["n"] == len(seeds) and m["margin"] >= 0 for m in table.values()), group
+    # at() returns the number the file holds, with the n of claims.answers
+    v = claims.view(sweep, sweep["seeds"][0])
+    x = claims.at(v, "prev", "rope", 64)
+    assert float(x) == float(sweep["table"][sweep["seeds"][0], "prev", "rope"]["beyond"][1])
+    assert x.parts[0][2] == claims.answers("prev", 64)
+    assert claims.at(v, "prev", "rope", 64, "accuracy").parts[0][2] == claims.answers("prev", 64, positions="all")
+
+
+@settings(max_examples=100, deadline=None)
+@given(xs=st.lists(accuracy, min_size=1, max_size=25), lo=accuracy, width=st.floats(0, 1), wide=st.floats(0, 1))
+def test_a_spread_holds_when_its_median_is_in_the_band_and_its_range_is_wide_enough(xs, lo, width, wide):
+    hi = lo + width
+    s = Spread("x", lambda v: v["x"], median=(lo, hi), wide=wide)
+    views = [{"x": x} for x in xs]
+    ordered = sorted(xs)
+    k = len(ordered)
+    median = ordered[k // 2] if k % 2 else (ordered[k // 2 - 1] + ordered[k // 2]) / 2
+    expected = min(median - lo, hi - median, ordered[-1] - ordered[0] - wide)
+    assert s.margin(views) == pytest.approx(expected, abs=1e-12)
+    assert s.holds_over(views) == (s.margin(views) >= 0)
+    assert f"over {k} seeds" in s.describe(views)
+
+
+@settings(max_examples=100, deadline=None)
+@given(xs=st.lists(accuracy, min_size=1, max_size=25), share=accuracy)
+def test_a_share_counts_the_seeds_it_holds_on(xs, share):
+    s = Share("x above 1/2", lambda v: v["x"] > 0.5, at_least=share)
+    views = {i: {"x": x} for i, x in enumerate(xs)}
+    k = len([x for x in xs if x > 0.5])
+    assert s.count(views) == (k, len(xs))
+    assert s.holds_over(views) == (k / len(xs) >= share)
+    assert claims.check_over([s], views) == {"x above 1/2": k / len(xs) >= share}
+
+
+def test_a_spread_or_share_of_no_seed_is_refused_by_name():
+    with pytest.raises(ValueError, match="'RoPE on first'.*at least one seed"):
+        Spread("RoPE on first", lambda v: v, median=(0, 1)).margin([])
+    with pytest.raises(ValueError, match="'most seeds'.*at least one seed"):
+        Share("most seeds", lambda v: True, at_least=0.5).count({})

@@ -686,23 +686,27 @@ def add_rows(*, workers=None, log=print) -> dict:
     return {path.name: round(time.perf_counter() - start) for path in files}
 
 
-def grow(seeds, *, path=RESULTS_PATH, workers=None, log=print) -> int:
-    """Add whole new seeds to the headline sweep's file, each written as soon as all its rows are in.
+def grow(seeds, *, extra=False, path=None, workers=None, log=print) -> int:
+    """Add whole new seeds to a sweep's file, each written as soon as all its rows are in.
 
-    Trains every (task, scheme) of :data:`TASKS` × :data:`SCHEMES` for each
-    seed of ``seeds`` that the file does not hold yet, with :func:`sweep_row`
-    (what :func:`sweep` runs), in the pool; a seed joins the file's rows and
-    ``seeds`` only once its last row is done, so an interrupted run leaves a
-    file of whole seeds. The rows already there are kept as they are (the
-    same code retrains them bit for bit: tests/test_lab_reproduce.py).
-    Returns the seconds of work; ``grown`` in the file adds them up.
+    Trains every (task, scheme) of the headline sweep (:data:`TASKS` ×
+    :data:`SCHEMES`, with :func:`sweep_row`, what :func:`sweep` runs), or with
+    ``extra=True`` of the extra-task run (:data:`EXTRA_BUDGETS`' tasks, with
+    :func:`extra_run`), for each seed of ``seeds`` that the file (``path``,
+    default :data:`RESULTS_PATH` or :data:`EXTRA_PATH`) does not hold yet, in
+    the pool; a seed joins the file's rows and ``seeds`` only once its last
+    row is done, so an interrupted run leaves a file of whole seeds. The rows
+    already there are kept as they are (the same code retrains them bit for
+    bit: tests/test_lab_reproduce.py). Returns the seconds of work;
+    ``grown`` in the file adds them up.
     """
-    path = Path(path)
+    path = Path(path if path is not None else EXTRA_PATH if extra else RESULTS_PATH)
     doc = json.loads(path.read_text())
     new = [int(s) for s in seeds if int(s) not in doc["seeds"]]
     if not new or len(set(new)) != len(new):
         raise ValueError(f"seeds={list(seeds)!r}: give seeds the file does not hold yet, once each (it holds {doc['seeds']})")
-    keys = [(seed, task, scheme) for seed in new for task in TASKS for scheme in SCHEMES]
+    tasks = tuple(EXTRA_BUDGETS) if extra else TASKS
+    keys = [(seed, task, scheme) for seed in new for task in tasks for scheme in SCHEMES]
     pending = {seed: {} for seed in new}
     start = time.perf_counter()
     before = doc.get("grown", {}).get("seconds", 0)
@@ -711,16 +715,16 @@ def grow(seeds, *, path=RESULTS_PATH, workers=None, log=print) -> int:
         seed, task, scheme = keys[i]
         pending[seed][(seed, task, scheme)] = entry
         log(f"{time.perf_counter() - start:6.0f} s  seed {seed} {task} {scheme}")
-        if len(pending[seed]) < len(TASKS) * len(SCHEMES):
+        if len(pending[seed]) < len(tasks) * len(SCHEMES):
             return
-        rows = doc["rows"] + _rows(pending.pop(seed), TASKS)
-        doc["rows"] = sorted(rows, key=lambda r: (r["seed"], TASKS.index(r["task"]), SCHEMES.index(r["scheme"])))
+        rows = doc["rows"] + _rows(pending.pop(seed), list(tasks))
+        doc["rows"] = sorted(rows, key=lambda r: (r["seed"], tasks.index(r["task"]), SCHEMES.index(r["scheme"])))
         doc["seeds"] = sorted({r["seed"] for r in doc["rows"]})
         doc["grown"] = {"seconds": before + round(time.perf_counter() - start)}
         path.write_text(json.dumps(doc, indent=1) + "\n")
         log(f"seed {seed} written: the file holds seeds {doc['seeds']}")
 
-    pool_map(sweep_row, keys, workers=workers, on_result=done)
+    pool_map(extra_run if extra else sweep_row, keys, workers=workers, on_result=done)
     return round(time.perf_counter() - start)
 
 
@@ -751,14 +755,16 @@ def main() -> None:
 if __name__ == "__main__":
     import sys
 
-    if "--extra" in sys.argv[1:]:
+    if "--grow" in sys.argv[1:]:
+        print(f"{os.cpu_count()} cores, load average {os.getloadavg()}", flush=True)
+        more = "--extra" in sys.argv[1:]  # --grow [--extra] SEED ...
+        seeds = [int(a) for a in sys.argv[sys.argv.index("--grow") + 1 :] if a != "--extra"]
+        grown = grow(seeds, extra=more, log=lambda line: print(line, flush=True))
+        print(f"grew {EXTRA_PATH if more else RESULTS_PATH} in {grown} s, load average {os.getloadavg()}")
+    elif "--extra" in sys.argv[1:]:
         main_extra()
     elif "--held-out" in sys.argv[1:]:
         main_held_out()
-    elif "--grow" in sys.argv[1:]:
-        print(f"{os.cpu_count()} cores, load average {os.getloadavg()}", flush=True)
-        grown = grow([int(a) for a in sys.argv[sys.argv.index("--grow") + 1 :]], log=lambda line: print(line, flush=True))
-        print(f"grew {RESULTS_PATH} in {grown} s, load average {os.getloadavg()}")
     elif "--add" in sys.argv[1:]:
         print(f"{os.cpu_count()} cores, load average {os.getloadavg()}", flush=True)
         print(add_rows(log=lambda line: print(line, flush=True)), f"load average {os.getloadavg()}")

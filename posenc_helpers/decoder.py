@@ -28,8 +28,9 @@ Transcribed from transformers 5.24.0: ``models/qwen3/modeling_qwen3.py``
 Gemma3DecoderLayer, ``query_pre_attn_scalar``, the final soft cap);
 ``cache_utils.py`` (DynamicSlidingWindowLayer); ``masking_utils.py``
 (``sliding_window_overlay``: a query at index i reads keys j with
-i − W < j ≤ i, counted in the padded sequence); gpt-oss's sinks from
-``models/gpt_oss/modeling_gpt_oss.py``. ``tests/test_decoder.py`` holds it to a
+i − W < j ≤ i, counted in the padded sequence). The optional sink (one more
+logit per head in the softmax, its weight then dropped) is written as gpt-oss
+is described, not yet checked against ``models/gpt_oss/modeling_gpt_oss.py``. ``tests/test_decoder.py`` holds it to a
 literal loop implementation (tests/literal_decoder.py) and cached decoding to
 the full pass; holding it to logits stored from transformers itself is
 still to come (issue 29).

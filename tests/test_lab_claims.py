@@ -33,8 +33,9 @@ def extra():
 
 
 def test_the_files_hold_their_seeds_and_no_held_out_seed(sweep, extra):
-    assert sweep["seeds"] == results.SEEDS and len(results.SEEDS) >= 5
-    assert extra["seeds"] == results.EXTRA_SEEDS and len(results.EXTRA_SEEDS) >= 5
+    assert sweep["seeds"] == results.SEEDS and len(results.SEEDS) >= 20  # issue 26: at least 20 seeds
+    assert extra["seeds"] == results.EXTRA_SEEDS and len(results.EXTRA_SEEDS) >= 8  # and 8 for the extra tasks
+    assert set(results.EXTRA_SEEDS) <= set(results.SEEDS)
     assert not set(results.HELD_OUT) & (set(results.SEEDS) | set(results.EXTRA_SEEDS))
 
 
@@ -82,6 +83,48 @@ def test_every_claim_can_fail(sweep, extra, group):
     assert not never_fail, never_fail
 
 
+def _views_by_seed(sweep, extra, group):
+    seeds = (extra if group == "12 extra" else sweep)["seeds"]
+    return dict(zip(seeds, claims.views(sweep, extra, seeds=seeds), strict=True))
+
+
+#: A claim about accuracies clears its worst seed by this many binomial standard errors of the evaluation
+#: (issue 26: the SE at most a quarter of the margin); a claim about a number with no binomial error (an
+#: attention weight, an entropy, a cosine) by at least NO_SE_MARGIN.
+MIN_RATIO = 4
+NO_SE_MARGIN = 0.04
+
+
+@pytest.mark.parametrize("group", sorted(claims.groups()))
+def test_every_claim_clears_its_evaluation_noise_on_the_sweep(sweep, extra, group):
+    table = claims.margins(claims.groups()[group], _views_by_seed(sweep, extra, group))
+    thin = {
+        text: m for text, m in table.items()
+        if m["margin"] is not None and (m["ratio"] < MIN_RATIO if m["ratio"] is not None else m["margin"] < NO_SE_MARGIN)
+    }
+    assert not thin, claims.margin_report(thin)
+
+
+@pytest.mark.parametrize("group", sorted(claims.over_seeds()))
+def test_every_spread_and_share_holds_over_the_sweep(sweep, extra, group):
+    views = _views_by_seed(sweep, extra, group)
+    assert all(claims.check_over(claims.over_seeds()[group], views).values()), [
+        (st.text, st.margin(views)) for st in claims.over_seeds()[group]
+    ]
+
+
+@pytest.mark.parametrize("group", sorted(claims.over_seeds()))
+def test_every_spread_and_share_can_fail(sweep, extra, group):
+    # each fails over three copies of one of the made-up seeds (all ones, all zeros, 1 - x, random)
+    made = claims.made_up(claims.views(sweep, extra, seeds=(0,))[0])
+    never_fail = [st.text for st in claims.over_seeds()[group] if all(st.holds_over([v] * 3) for v in made)]
+    assert not never_fail, never_fail
+
+
+def test_the_spread_check_covers_every_group():
+    assert set(claims.over_seeds()) == set(claims.groups())
+
+
 #: The groups the held-out seeds check: every claim of notebooks 12 and 13, the extra tasks' too.
 HELD_OUT_GROUPS = ("12", "12 scaling", "12 fine-tune", "12 extra", "13")
 
@@ -127,6 +170,16 @@ def test_every_claim_holds_on_the_held_out_seeds(held_out, group):
     sweep, extra = held_out
     table = claims.check_files(group, sweep, extra, seeds=results.HELD_OUT)
     assert not claims.failures(table), claims.report(table)
+
+
+@pytest.mark.parametrize("group", HELD_OUT_GROUPS)
+def test_every_spread_and_share_holds_over_the_sweep_with_the_held_out_seeds(sweep, extra, held_out, group):
+    head, more = held_out
+    both = {**sweep, "table": {**sweep["table"], **head["table"]}}
+    both_extra = {**extra, "table": {**extra["table"], **more["table"]}}
+    seeds = [*(extra if group == "12 extra" else sweep)["seeds"], *results.HELD_OUT]
+    table = claims.check_over_files(group, both, both_extra, seeds=seeds)
+    assert all(table.values()), table
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,7 @@ import numpy as np
 __all__ = [
     "Claim", "view", "at", "views", "check", "check_files", "report", "failures", "made_up", "groups", "answers",
     "standard_error", "chunk_ceiling", "Measured", "comparison_error", "margins", "margin_report", "Spread", "Share",
-    "check_over",
+    "check_over", "over_seeds", "check_over_files",
 ]
 
 
@@ -52,14 +52,17 @@ class Spread:
     For behaviour that one seed can move past any bound (RoPE on the
     first-token task), the course states the spread, never a per-seed bound.
     ``number(view)`` is one seed's number; the statement holds over a set of
-    seeds when their median lies in ``median`` = (low, high) and, if ``wide``
-    is set, their highest minus lowest is at least ``wide``. Adding seeds can
+    seeds when their median lies in ``median`` = (low, high) (None: open on
+    that side) and, if ``wide`` is set, their highest minus lowest is at
+    least ``wide``. Adding seeds can
     only widen a range, so a held-out seed can break ``wide`` only through
     the median. :meth:`margin` says how far the set is from failing.
 
     >>> s = Spread("x varies", lambda v: v["x"], median=(0.4, 0.8), wide=0.3)
     >>> s.holds_over([{"x": 0.3}, {"x": 0.6}, {"x": 0.9}]), s.holds_over([{"x": 0.6}, {"x": 0.7}])
     (True, False)
+    >>> round(Spread("x high", lambda v: v["x"], median=(0.5, None)).margin([{"x": 0.9}]), 2)
+    0.4
     """
 
     text: str
@@ -77,7 +80,12 @@ class Spread:
         """The smallest of: median − low, high − median, and (range − wide) if ``wide`` is set; negative: it fails."""
         a = self.values(views)
         med = float(np.median(a))
-        out = min(med - self.median[0], self.median[1] - med)
+        low, high = self.median
+        sides = [med - low] if low is not None else []
+        sides += [high - med] if high is not None else []
+        if not sides:
+            raise ValueError(f"{self.text!r}: median={self.median!r} bounds neither side")
+        out = min(sides)
         return out if self.wide is None else min(out, float(a.max() - a.min()) - self.wide)
 
     def holds_over(self, views) -> bool:
@@ -482,17 +490,19 @@ _TASKS = ("prev", "first")
 _SCHEMES = ("none", "learned", "sinusoidal", "rope", "alibi", "t5", "rope_nope", "irope")
 
 CLAIMS_12 = [
-    Claim("every model scores at least 0.95 at L on prev",
-          lambda v: all(at(v, "prev", s, 32, "accuracy") >= 0.95 for s in _SCHEMES), live=True),
+    # (restated with the 20-seed sweep, issue 26: thresholds sit at least 4 binomial SE from the worst seed;
+    # "at least 0.95 at L on prev" held with 0.008 to spare, 1.1 SE, on NoPE)
+    Claim("every model scores at least 0.9 at L on prev",
+          lambda v: all(at(v, "prev", s, 32, "accuracy") >= 0.9 for s in _SCHEMES), live=True),
     Claim("every model scores at least 0.95 at L on first",
           lambda v: all(at(v, "first", s, 32, "accuracy") >= 0.95 for s in _SCHEMES)),
-    Claim("ALiBi scores at least 0.99 past L on prev at every length",
-          lambda v: all(_b(v, "prev", "alibi", T) >= 0.99 for T in _lengths(v, "prev")), live=True),
-    Claim("ALiBi scores at least 0.99 past L on first at every length",
-          lambda v: all(_b(v, "first", "alibi", T) >= 0.99 for T in _lengths(v, "first"))),
-    Claim("sinusoidal on prev: at most 2.5 times chance past L at 2L, at most 1.5 times at 8L",
-          lambda v: _b(v, "prev", "sinusoidal", 64) <= 2.5 * _CHANCE
-          and _b(v, "prev", "sinusoidal", 256) <= 1.5 * _CHANCE, live=True),
+    Claim("ALiBi scores at least 0.97 past L on prev at every length",
+          lambda v: all(_b(v, "prev", "alibi", T) >= 0.97 for T in _lengths(v, "prev")), live=True),
+    Claim("ALiBi scores at least 0.97 past L on first at every length",
+          lambda v: all(_b(v, "first", "alibi", T) >= 0.97 for T in _lengths(v, "first"))),
+    Claim("sinusoidal on prev: at most 4 times chance past L at 2L, at most twice chance at 8L",
+          lambda v: _b(v, "prev", "sinusoidal", 64) <= 4 * _CHANCE
+          and _b(v, "prev", "sinusoidal", 256) <= 2 * _CHANCE, live=True),
     # (revised, 2026-12-04: "at most 0.6 at 8L" failed on held-out seed 9957, whose RoPE model held 0.65 there;
     # the fall from 2L to 8L, at least 0.34 on all seven seeds seen, is what the claim now bounds)
     Claim("RoPE on prev degrades gradually: at least 0.75 past L at 2L, and at least 0.2 lower at 8L than at 2L",
@@ -501,16 +511,20 @@ CLAIMS_12 = [
     # (dropped, issue 26: "sinusoidal on first: at least 0.9 past L at 8L" and "RoPE on first fails from 4L: at
     # most 0.9 past L at 4L, at most 0.75 at 8L" held on the five sweep seeds and failed on seeds outside them,
     # as did three claims of notebook 13 about RoPE on first and the band "ALiBi on back3: between 0.8 and 0.92
-    # at L". These behaviours vary from seed to seed more than five seeds can bound; the notebooks give the
-    # five seeds' range and state no claim until a larger sweep can state them as a spread.)
-    Claim("NoPE finds the first token: at least 0.99 past L at every length",
-          lambda v: all(_b(v, "first", "none", T) >= 0.99 for T in _lengths(v, "first"))),
-    Claim("NoPE on prev: above 3 times chance, below RoPE and ALiBi, at every length past L",
-          lambda v: all(3 * _CHANCE < _b(v, "prev", "none", T) < _b(v, "prev", s, T)
-                        for s in ("rope", "alibi") for T in _lengths(v, "prev")), live=True),
+    # at L". These behaviours vary from seed to seed more than five seeds can bound; with the 20-seed sweep
+    # they are stated as spreads, SPREADS_12)
+    Claim("NoPE finds the first token: at least 0.97 past L at every length",
+          lambda v: all(_b(v, "first", "none", T) >= 0.97 for T in _lengths(v, "first"))),
+    # (restated, issue 26: "below RoPE at every length past L" held on seed 14 at 8L by 0.010, 1.2 SE; RoPE's lead
+    # at 8L is a spread, SPREADS_12)
+    Claim("NoPE on prev: above 3 times chance and at least 0.15 below ALiBi at every length past L, below RoPE at 2L "
+          "and 4L",
+          lambda v: all(3 * _CHANCE < _b(v, "prev", "none", T) <= _b(v, "prev", "alibi", T) - 0.15
+                        for T in _lengths(v, "prev"))
+          and all(_b(v, "prev", "none", T) < _b(v, "prev", "rope", T) for T in (64, 128)), live=True),
     # the two designs that ship now
-    Claim("T5's bias and RoPE + NoPE find the first token: at least 0.99 past L at every length",
-          lambda v: all(_b(v, "first", s, T) >= 0.99 for s in ("t5", "rope_nope") for T in _lengths(v, "first"))),
+    Claim("T5's bias and RoPE + NoPE find the first token: at least 0.97 past L at every length",
+          lambda v: all(_b(v, "first", s, T) >= 0.97 for s in ("t5", "rope_nope") for T in _lengths(v, "first"))),
     Claim("RoPE + NoPE on prev degrades: below ALiBi at every length past L, at most 0.5 at 8L",
           lambda v: all(_b(v, "prev", "rope_nope", T) < _b(v, "prev", "alibi", T) for T in _lengths(v, "prev"))
           and _b(v, "prev", "rope_nope", 256) <= 0.5, live=True),
@@ -518,9 +532,9 @@ CLAIMS_12 = [
           lambda v: all(_b(v, "prev", "t5", T) < _b(v, "prev", "alibi", T) for T in _lengths(v, "prev"))
           and _b(v, "prev", "t5", 256) <= 0.6, live=True),
     # iRoPE as Llama 4 ships it: chunks of L on the RoPE layer (added with issue 26, from the sweep's five seeds)
-    Claim("iRoPE on prev: past L, within 0.03 of chunk_ceiling(1) = 0.971 at every length (a query that opens a chunk "
+    Claim("iRoPE on prev: past L, within 0.04 of chunk_ceiling(1) = 0.971 at every length (a query that opens a chunk "
           "cannot see the token before it on the RoPE layer)",
-          lambda v: all(abs(_b(v, "prev", "irope", T) - chunk_ceiling(1)) <= 0.03 for T in _lengths(v, "prev")),
+          lambda v: all(abs(_b(v, "prev", "irope", T) - chunk_ceiling(1)) <= 0.04 for T in _lengths(v, "prev")),
           live=True),
     Claim("iRoPE loses the first token: at most 0.9 past L at every length",
           lambda v: all(_b(v, "first", "irope", T) <= 0.9 for T in _lengths(v, "first"))),
@@ -536,8 +550,8 @@ CLAIMS_12 = [
 # ---- notebook 12: RoPE rescaled at test time (past L, s = T/L), and log-n -------------------------
 
 CLAIMS_12_SCALING = [
-    Claim("PI finds the first token: at least 0.99 past L at every length",
-          lambda v: all(_b(v, "first", "rope", T, "scaled", "pi") >= 0.99 for T in _lengths(v, "first"))),
+    Claim("PI finds the first token: at least 0.97 past L at every length",
+          lambda v: all(_b(v, "first", "rope", T, "scaled", "pi") >= 0.97 for T in _lengths(v, "first"))),
     Claim("PI collapses on prev: at most 0.5 past L at 2L, at most 3 times chance at 8L",
           lambda v: _b(v, "prev", "rope", 64, "scaled", "pi") <= 0.5
           and _b(v, "prev", "rope", 256, "scaled", "pi") <= 3 * _CHANCE, live=True),
@@ -547,16 +561,16 @@ CLAIMS_12_SCALING = [
     # (revised, 2026-12-04: "beats plain RoPE on prev at 4L and 8L by at least 0.05" and "beats NTK on prev at 4L
     # and 8L" held on the five sweep seeds and failed on held-out seed 9957, where plain RoPE extrapolated better
     # than on any sweep seed and NTK beat YaRN at both lengths; what held on all seven seeds seen is kept)
-    Claim("YaRN with the lab's thresholds beats plain RoPE on prev at 8L",
-          lambda v: _b(v, "prev", "rope", 256, "scaled", "yarn") > _b(v, "prev", "rope", 256), live=True),
-    Claim("YaRN with the lab's thresholds finds the first token: at least 0.99 past L at every length",
-          lambda v: all(_b(v, "first", "rope", T, "scaled", "yarn") >= 0.99 for T in _lengths(v, "first"))),
+    # (restated, issue 26: "YaRN with the lab's thresholds beats plain RoPE on prev at 8L" failed on sweep seed 7,
+    # by 0.143; it is a share of the seeds now, SHARES_12_SCALING)
+    Claim("YaRN with the lab's thresholds finds the first token: at least 0.97 past L at every length",
+          lambda v: all(_b(v, "first", "rope", T, "scaled", "yarn") >= 0.97 for T in _lengths(v, "first"))),
     Claim("NTK beats plain RoPE at 8L on both tasks",
           lambda v: all(_b(v, t, "rope", 256, "scaled", "ntk") > _b(v, t, "rope", 256) for t in _TASKS)),
     # (dropped: "NTK is worse than plain RoPE on prev at 3L" held on the five sweep seeds and failed on
     # held-out seed 11; notebook 12 states it as what the sweep's seeds gave, not as a claim)
-    Claim("log-n scaling moves no scheme's accuracy past L by more than 0.1, on either task, at any length",
-          lambda v: all(abs(_b(v, t, s, T, "logn") - _b(v, t, s, T)) <= 0.1
+    Claim("log-n scaling moves no scheme's accuracy past L by more than 0.15, on either task, at any length",
+          lambda v: all(abs(_b(v, t, s, T, "logn") - _b(v, t, s, T)) <= 0.15
                         for t in _TASKS for s in _SCHEMES if s != "learned" for T in _lengths(v, t))),
 ]
 
@@ -568,8 +582,8 @@ CLAIMS_12_FINETUNE = [
           live=True),
     Claim("after 100 steps at 4L every fine-tune scores at least 0.95 past L up to 4L on first",
           lambda v: all(_ft(v, "first", m, 100, T) >= 0.95 for m in ("none", "pi", "ntk", "yarn") for T in (64, 128))),
-    Claim("plain RoPE fine-tuned with no rescaling scores at least 0.95 past L at every length up to 8L on prev",
-          lambda v: all(_ft(v, "prev", "none", 100, T) >= 0.95 for T in _lengths(v, "prev")), live=True),
+    Claim("plain RoPE fine-tuned with no rescaling scores at least 0.9 past L at every length up to 8L on prev",
+          lambda v: all(_ft(v, "prev", "none", 100, T) >= 0.9 for T in _lengths(v, "prev")), live=True),
     Claim("plain RoPE fine-tuned with no rescaling scores at least 0.95 past L at every length up to 8L on first",
           lambda v: all(_ft(v, "first", "none", 100, T) >= 0.95 for T in _lengths(v, "first"))),
     Claim("after 100 steps PI and YaRN with s = 4 (set for the fine-tune length) are below plain RoPE fine-tuned at 8L "
@@ -594,6 +608,47 @@ CLAIMS_12_FINETUNE = [
     Claim("PI's fine-tune starts below plain RoPE's: after 25 steps it is at most 0.95 at L on prev",
           lambda v: _ft_at_l(v, "prev", "pi", 25) <= 0.95 and _ft_at_l(v, "prev", "pi", 25) <= _ft_at_l(v, "prev", "none", 25)),
 ]
+
+
+# ---- what varies from seed to seed: spreads (median in a band, range at least so wide) and shares ----
+
+SPREADS_12 = [
+    Spread("RoPE on first past L at 4L varies from seed to seed: median between 0.6 and 0.9, range at least 0.3",
+           lambda v: _b(v, "first", "rope", 128), median=(0.6, 0.9), wide=0.3),
+    Spread("RoPE on first past L at 8L varies from seed to seed: median between 0.3 and 0.7, range at least 0.4",
+           lambda v: _b(v, "first", "rope", 256), median=(0.3, 0.7), wide=0.4),
+    Spread("sinusoidal on first past L at 8L: median at least 0.9, but one seed can fall far: range at least 0.3",
+           lambda v: _b(v, "first", "sinusoidal", 256), median=(0.9, None), wide=0.3),
+    Spread("RoPE's lead over NoPE on prev past L at 8L: median between 0.05 and 0.3, range at least 0.2",
+           lambda v: _b(v, "prev", "rope", 256) - _b(v, "prev", "none", 256), median=(0.05, 0.3), wide=0.2),
+]
+
+SHARES_12_SCALING = [
+    Share("YaRN with the lab's thresholds beats plain RoPE on prev at 8L on at least three seeds in four",
+          lambda v: _b(v, "prev", "rope", 256, "scaled", "yarn") > _b(v, "prev", "rope", 256), at_least=0.75),
+    Spread("YaRN's gain over plain RoPE on prev past L at 8L: median between 0.3 and 0.6, range at least 0.3",
+           lambda v: _b(v, "prev", "rope", 256, "scaled", "yarn") - _b(v, "prev", "rope", 256),
+           median=(0.3, 0.6), wide=0.3),
+]
+
+
+def over_seeds() -> dict[str, list]:
+    """The statements about the spread over seeds (:class:`Spread`, :class:`Share`) of each group of :func:`groups`."""
+    return {
+        "12": SPREADS_12,
+        "12 scaling": SHARES_12_SCALING,
+        "12 fine-tune": [],
+        "12 extra": globals().get("SPREADS_12_EXTRA", []),
+        "13": globals().get("SPREADS_13", []),
+    }
+
+
+def check_over_files(group, sweep, extra, *, seeds=None) -> dict[str, bool]:
+    """:func:`check_over` of the spreads and shares of ``group`` over the seeds (default: its sweep's, as
+    :func:`check_files`); ``seeds`` may add held-out seeds to the sweep's, read from the same tables."""
+    source = extra if group == "12 extra" else sweep
+    seeds = sorted({s for s, _, _ in source["table"]}) if seeds is None else list(seeds)
+    return check_over(over_seeds()[group], views(sweep, extra, seeds=seeds))
 
 
 def groups() -> dict[str, list[Claim]]:
@@ -693,8 +748,9 @@ def _c13_logn_sharpens(v):
 CLAIMS_13 = [
     Claim("RoPE + NoPE's previous-token head is on layer 0, its RoPE layer",
           lambda v: v["prev", "rope_nope"]["head"]["head"][0] == 0),
-    Claim("RoPE's previous-token head: ≥ 0.9 of its weight one back inside L, less past L",
-          lambda v: _c13_back(v, "rope")[0] >= 0.9 and _c13_back(v, "rope")[1] < _c13_back(v, "rope")[0]),
+    # (restated, issue 26: "less past L" held by 0.006 on the closest of 20 seeds; the drop is a spread, SPREADS_13)
+    Claim("RoPE's previous-token head: ≥ 0.9 of its weight one back inside L",
+          lambda v: _c13_back(v, "rope")[0] >= 0.9),
     Claim("ALiBi's previous-token head: the same weight one back inside and past L (within 0.15), at least 0.4",
           lambda v: abs(_c13_back(v, "alibi")[1] - _c13_back(v, "alibi")[0]) <= 0.15 and _c13_back(v, "alibi")[1] >= 0.4),
     Claim("T5 bias's previous-token head: past L, at most half its weight one back inside L",
@@ -730,8 +786,8 @@ CLAIMS_13 = [
 # ---- notebook 12: the extra tasks (the extra run's seeds) ----------------------------------------
 
 CLAIMS_12_EXTRA = [
-    Claim("the learned table, sinusoidal, RoPE, T5's bias, RoPE + NoPE and iRoPE learn back3: at least 0.99 at L",
-          lambda v: all(at(v, "back3", s, 32, "accuracy") >= 0.99
+    Claim("the learned table, sinusoidal, RoPE, T5's bias, RoPE + NoPE and iRoPE learn back3: at least 0.97 at L",
+          lambda v: all(at(v, "back3", s, 32, "accuracy") >= 0.97
                         for s in ("learned", "sinusoidal", "rope", "t5", "rope_nope", "irope"))),
     Claim("iRoPE on back3: past L, within 0.05 of chunk_ceiling(3) = 0.912 at every length (the first three queries "
           "of each chunk cannot see 3 back on the RoPE layer)",
@@ -740,22 +796,38 @@ CLAIMS_12_EXTRA = [
           lambda v: at(v, "recall", "irope", 256) >= 0.9),
     # (dropped, issue 26: the band "ALiBi does not learn back3 within the budget: between 0.8 and 0.92 at L",
     # drawn around five seeds, failed on a seed outside them)
+    Claim("ALiBi does not fully learn back3 within the budget: at most 0.95 at L",
+          lambda v: at(v, "back3", "alibi", 32, "accuracy") <= 0.95),
     Claim("NoPE does not learn back3 within the budget: at most 0.5 at L",
           lambda v: at(v, "back3", "none", 32, "accuracy") <= 0.5),
-    Claim("every scheme but NoPE learns recall: at least 0.99 at L",
-          lambda v: all(at(v, "recall", s, 32, "accuracy") >= 0.99 for s in _SCHEMES if s != "none")),
-    Claim("NoPE does not learn recall within the budget: between 0.7 and 0.9 at L",
-          lambda v: 0.7 <= at(v, "recall", "none", 32, "accuracy") <= 0.9),
+    Claim("every scheme but NoPE learns recall: at least 0.95 at L",
+          lambda v: all(at(v, "recall", s, 32, "accuracy") >= 0.95 for s in _SCHEMES if s != "none")),
+    Claim("NoPE learns recall only in part within the budget: between 0.6 and 0.92 at L",
+          lambda v: 0.6 <= at(v, "recall", "none", 32, "accuracy") <= 0.92),
     Claim("on recall past L, with no fine-tuning, YaRN beats plain RoPE, PI and NTK at 8L",
           lambda v: all(at(v, "recall", "rope", 256, "scaled", "yarn") > at(v, "recall", "rope", 256, *keys)
                         for keys in (("beyond",), ("scaled", "pi"), ("scaled", "ntk")))),
-    Claim("on recall, after 100 steps at 4L with s = 4, every fine-tune scores at least 0.9 past L at 8L",
-          lambda v: all(at(v, "recall", "rope", 256, "finetune", m, "100", "beyond") >= 0.9
+    Claim("on recall, after 100 steps at 4L with s = 4, every fine-tune scores at least 0.85 past L at 8L",
+          lambda v: all(at(v, "recall", "rope", 256, "finetune", m, "100", "beyond") >= 0.85
                         for m in ("none", "pi", "ntk", "yarn"))),
-    Claim("on recall, after 100 steps at 4L, PI with s = 4 is below plain RoPE fine-tuned at 8L",
-          lambda v: at(v, "recall", "rope", 256, "finetune", "pi", "100", "beyond")
-          < at(v, "recall", "rope", 256, "finetune", "none", "100", "beyond")),
+    # (restated, issue 26: "PI with s = 4 is below plain RoPE fine-tuned at 8L" held on all 8 seeds, by 0.011 on the
+    # closest, 3.5 SE; the gap is a spread, SPREADS_12_EXTRA)
     Claim("on recall, after 100 steps at 4L with s = 8, YaRN beats plain RoPE fine-tuned at 8L",
           lambda v: at(v, "recall", "rope", 256, "finetune", "yarn_s8", "100", "beyond")
           > at(v, "recall", "rope", 256, "finetune", "none", "100", "beyond")),
+]
+
+SPREADS_12_EXTRA = [
+    Spread("ALiBi on back3 at L: median between 0.75 and 0.95",
+           lambda v: at(v, "back3", "alibi", 32, "accuracy"), median=(0.75, 0.95)),
+    Spread("on recall at 8L after 100 steps at 4L, plain RoPE fine-tuned leads PI with s = 4: median between 0.01 "
+           "and 0.1",
+           lambda v: at(v, "recall", "rope", 256, "finetune", "none", "100", "beyond")
+           - at(v, "recall", "rope", 256, "finetune", "pi", "100", "beyond"), median=(0.01, 0.1)),
+]
+
+SPREADS_13 = [
+    Spread("RoPE's previous-token head: the weight one back it loses past L varies from seed to seed: median between "
+           "0.1 and 0.5, range at least 0.3",
+           lambda v: _c13_back(v, "rope")[0] - _c13_back(v, "rope")[1], median=(0.1, 0.5), wide=0.3),
 ]

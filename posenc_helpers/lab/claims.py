@@ -29,7 +29,7 @@ import numpy as np
 __all__ = [
     "Claim", "view", "at", "views", "check", "check_files", "report", "failures", "made_up", "groups", "answers",
     "standard_error", "chunk_ceiling", "Measured", "comparison_error", "margins", "margin_report", "Spread", "Share",
-    "check_over", "over_seeds", "check_over_files",
+    "check_over", "over_seeds", "check_over_files", "over_report", "REPORT_MARKS_UP_TO",
 ]
 
 
@@ -133,6 +133,27 @@ class Share:
 def check_over(statements, views) -> dict[str, bool]:
     """``{text: holds}`` for :class:`Spread` and :class:`Share` statements over one set of seeds' views."""
     return {st.text: st.holds_over(views) for st in statements}
+
+
+def over_report(statements, views) -> str:
+    """:class:`Spread` and :class:`Share` statements as text: a line each, what the seeds gave, ✓ or ✗, the text.
+
+    >>> views = [{"x": 0.3}, {"x": 0.6}, {"x": 0.9}]
+    >>> print(over_report([Spread("x varies", lambda v: v["x"], median=(0.4, 0.8), wide=0.3),
+    ...                    Share("x above 0.5", lambda v: v["x"] > 0.5, at_least=0.75)], views))
+    ✓ median 0.60 [0.30–0.90] over 3 seeds  x varies
+    ✗ on 2 of 3 seeds                       x above 0.5
+    """
+    rows = []
+    for st in statements:
+        if isinstance(st, Spread):
+            what = st.describe(views)
+        else:
+            k, n = st.count(views)
+            what = f"on {k} of {n} seeds"
+        rows.append(("✓" if st.holds_over(views) else "✗", what, st.text))
+    width = max((len(w) for _, w, _ in rows), default=0)
+    return "\n".join(f"{mark} {what:<{width}}  {text}" for mark, what, text in rows)
 
 
 def view(res, seed) -> dict:
@@ -387,9 +408,34 @@ def failures(table) -> dict[str, list[int]]:
     return {text: [s for s, ok in by_seed.items() if not ok] for text, by_seed in table.items() if not all(by_seed.values())}
 
 
+#: Above this many seeds :func:`report` gives each claim's count of seeds instead of a mark per seed.
+REPORT_MARKS_UP_TO = 8
+
+
 def report(table) -> str:
-    """The table of :func:`check` as text: one line per claim, a mark per seed (``✓`` holds, ``✗`` fails)."""
+    """The table of :func:`check` as text, one line per claim.
+
+    Up to :data:`REPORT_MARKS_UP_TO` seeds, a mark per seed (``✓`` holds,
+    ``✗`` fails); with more, on how many seeds the claim holds (``k/n``) and
+    the seeds where it fails.
+
+    >>> print(report({"a": {0: True, 1: False}}))
+    seed:  0  1
+           ✓  ✗  a
+    >>> print(report({"a": {s: s != 11 for s in range(12)}, "b": {s: True for s in range(12)}}))
+    holds on  claim
+       11/12  a (fails on seed 11)
+       12/12  b
+    """
     seeds = sorted({s for by_seed in table.values() for s in by_seed})
+    if len(seeds) > REPORT_MARKS_UP_TO:
+        lines = ["holds on  claim"]
+        for text, by_seed in table.items():
+            bad = [s for s in seeds if not by_seed[s]]
+            k = f"{len(seeds) - len(bad)}/{len(seeds)}"
+            tail = f" (fails on seed{'s' if len(bad) > 1 else ''} {', '.join(map(str, bad))})" if bad else ""
+            lines.append(f"{k:>8}  {text}{tail}")
+        return "\n".join(lines)
     lines = ["seed: " + " ".join(f"{s:>2}" for s in seeds)]
     for text, by_seed in table.items():
         lines.append("      " + " ".join(" ✓" if by_seed[s] else " ✗" for s in seeds) + "  " + text)

@@ -49,7 +49,7 @@ __all__ = [
     "TEXT_PATH", "RESULTS_PATH", "VOCAB", "DEFAULTS", "SEEDS", "TEXT_SCHEMES", "HELD_OUT_SEED", "FACTORS", "METHODS",
     "YARN_BETA", "TextRun", "text", "encode", "decode", "split", "batch", "unigram_bits", "train", "bits_per_char",
     "loss_by_position", "generate", "rope_omega", "finetune", "finetune_bits", "FINETUNE_LEN", "FINETUNE_STEPS", "sweep_row",
-    "sweep", "save", "load", "merge", "main", "HELD_OUT_PATH",
+    "sweep", "save", "load", "merge", "grow", "main", "HELD_OUT_PATH",
 ]
 
 HERE = pathlib.Path(__file__).parent
@@ -681,8 +681,50 @@ def merge(table, other) -> dict:
     return out
 
 
+def grow(seeds, *, path=RESULTS_PATH, workers=2, train=None) -> dict:
+    """Train every row of ``seeds`` as :func:`sweep` does and :func:`merge` them into the file at ``path``.
+
+    The file is written once, when every new row is in, so an interrupted run leaves it as it was.
+    ``train`` stands in for :func:`sweep` in tests.
+
+    >>> grow([], path=RESULTS_PATH)
+    Traceback (most recent call last):
+    ...
+    ValueError: seeds=[] names no seed to grow the sweep by
+    >>> grow([0], path=RESULTS_PATH)
+    Traceback (most recent call last):
+    ...
+    ValueError: seeds=[0]: seed 0 is already in the sweep
+    >>> grow([HELD_OUT_SEED], path=RESULTS_PATH)
+    Traceback (most recent call last):
+    ...
+    ValueError: seeds=[9072]: seed 9072 is the held-out seed; draw a new held-out seed before it joins the sweep
+    """
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError(f"seeds={seeds!r} names no seed to grow the sweep by")
+    table = json.loads(pathlib.Path(path).read_text())
+    for seed in seeds:
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"seeds={seeds!r}: {seed!r} is not a non-negative integer")
+        if seed in table["seeds"]:
+            raise ValueError(f"seeds={seeds!r}: seed {seed} is already in the sweep")
+        if seed == HELD_OUT_SEED:
+            raise ValueError(
+                f"seeds={seeds!r}: seed {seed} is the held-out seed; draw a new held-out seed before it joins the sweep"
+            )
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds={seeds!r} names a seed twice")
+    fresh = (train or sweep)(seeds=tuple(seeds), workers=workers)
+    out = merge(table, json.loads(json.dumps(_clean(fresh))))
+    save(out, path)
+    return out
+
+
 def main(argv=None) -> None:
-    """``python -m posenc_helpers.lab.text [WORKERS] [--rope-only | --held-out]``: the sweep, written to RESULTS_PATH.
+    """``python -m posenc_helpers.lab.text [WORKERS] [--rope-only | --held-out | --grow SEED ...]``: the sweep.
+
+    Written to RESULTS_PATH; ``--grow SEED ...`` trains only new seeds and merges them in (:func:`grow`).
 
     ``--rope-only`` recomputes the RoPE rows (with their fine-tunes) and keeps
     every other row of the shipped file; ``--held-out`` trains every row for
@@ -690,6 +732,12 @@ def main(argv=None) -> None:
     is retrained.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
+    if "--grow" in argv:
+        # --grow SEED [SEED ...]: train every row of new seeds, as the sweep trains them, and merge them in
+        seeds = [int(a) for a in argv[argv.index("--grow") + 1:]]
+        table = grow(seeds)
+        print(f"wrote {RESULTS_PATH}: seeds {table['seeds']}, the new ones in {table['merged'][-1]['sweep_seconds_wall']} s")
+        return
     rope_only = "--rope-only" in argv
     held_out = "--held-out" in argv
     argv = [a for a in argv if a not in ("--rope-only", "--held-out")]

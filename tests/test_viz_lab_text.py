@@ -32,9 +32,21 @@ def fake_results():
     }
 
 
-def test_summarise_is_mean_min_max_over_seeds_and_keeps_nan():
+def test_summarise_is_median_min_max_over_seeds_and_keeps_nan():
     m, lo, hi = vt.summarise(fake_results()["bits"]["learned"])
     assert m[0] == 2.1 and lo[0] == 2.0 and hi[0] == 2.2 and np.isnan(m[1:]).all()
+
+
+def test_summarise_takes_the_median_not_the_mean():
+    # three seeds, one far off: the middle one by sorting, not the mean
+    rng = np.random.default_rng(0)
+    bits = rng.normal(3.0, 0.1, size=(3, 5))
+    bits[2] += 5.0
+    m, lo, hi = vt.summarise(bits)
+    for j in range(5):
+        col = sorted(bits[:, j].tolist())
+        assert m[j] == col[1] and lo[j] == col[0] and hi[j] == col[2]
+    assert (m < bits.mean(0) - 1.0).all()
 
 
 def test_bits_plot_draws_the_given_numbers_with_units():
@@ -44,7 +56,7 @@ def test_bits_plot_draws_the_given_numbers_with_units():
     assert "characters" in ax.get_xlabel() and "bits per character" in ax.get_ylabel()
 
 
-def test_figures_draw_the_mean_over_seeds():
+def test_figures_draw_the_median_over_seeds():
     res = fake_results()
     fig = vt.make_bits_figure(res)
     ax = fig.axes[0]
@@ -55,7 +67,7 @@ def test_figures_draw_the_mean_over_seeds():
     assert "learned table" not in ys and np.isclose(ys["ALiBi"][0], 3.1)
 
 
-def test_finetune_figure_draws_the_mean_of_each_fine_tuned_method():
+def test_finetune_figure_draws_the_median_of_each_fine_tuned_method():
     fig = vt.make_finetune_figure(fake_results())
     right = {line.get_label(): line.get_ydata() for line in fig.axes[1].get_lines()}
     for k, m in enumerate(("plain", "pi", "ntk", "yarn")):

@@ -29,7 +29,7 @@ import numpy as np
 __all__ = [
     "Claim", "view", "at", "views", "check", "check_files", "report", "failures", "made_up", "groups", "answers",
     "standard_error", "chunk_ceiling", "Measured", "comparison_error", "margins", "margin_report", "Spread", "Share",
-    "check_over", "over_seeds", "check_over_files", "over_report", "REPORT_MARKS_UP_TO",
+    "check_over", "over_seeds", "check_over_files", "over_report", "REPORT_MARKS_UP_TO", "check_seeds",
 ]
 
 
@@ -877,3 +877,50 @@ SPREADS_13 = [
            "0.1 and 0.5, range at least 0.3",
            lambda v: _c13_back(v, "rope")[0] - _c13_back(v, "rope")[1], median=(0.1, 0.5), wide=0.3),
 ]
+
+
+# ---- a seed of the reader's own -------------------------------------------------------------------
+
+
+def check_seeds(seeds, *, workers=None, train=None) -> dict[str, dict]:
+    """Train every row of ``seeds`` as the sweeps do and check every claim of notebooks 12 and 13 on them.
+
+    This is how a reader tests the lab's claims on seeds nobody chose: pick
+    seeds no sweep holds (``results.SEEDS``, ``results.EXTRA_SEEDS``), run this
+    (about 6 minutes a seed on 2 cores: :func:`.results.held_out_sweep` trains
+    every headline and extra-task row, fine-tunes included), and read the
+    result. Per group of :func:`groups`, ``"claims"`` is ``{text: {seed:
+    holds}}`` on the new seeds (print it with :func:`report`), and ``"over"``
+    is ``{text: holds}`` for the group's spreads and shares over the shipped
+    sweep's seeds with the new ones added (:func:`check_over`). ``train``
+    stands in for :func:`.results.held_out_sweep` in tests.
+
+    >>> check_seeds([0])
+    Traceback (most recent call last):
+    ...
+    ValueError: seeds=[0]: seed 0 is a seed of the shipped sweeps; a check needs seeds they do not hold
+    """
+    from . import results
+
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError(f"seeds={seeds!r} names no seed to check")
+    for seed in seeds:
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise ValueError(f"seeds={seeds!r}: {seed!r} is not a non-negative integer")
+        if seed in results.SEEDS or seed in results.EXTRA_SEEDS:
+            raise ValueError(f"seeds={seeds!r}: seed {seed} is a seed of the shipped sweeps; a check needs seeds they do not hold")
+    head, more = (train or results.held_out_sweep)(seeds, workers=workers)
+    mine = {"table": head, "lengths": np.array(results.SWEEP_LENGTHS)}
+    mine_extra = {"table": more, "lengths": np.array(results.EXTRA_LENGTHS)}
+    sweep, extra = results.load(), results.load_extra()
+    both = {**sweep, "table": {**sweep["table"], **head}}
+    both_extra = {**extra, "table": {**extra["table"], **more}}
+    out = {}
+    for group in groups():
+        source = extra if group == "12 extra" else sweep
+        out[group] = {
+            "claims": check_files(group, mine, mine_extra, seeds=seeds),
+            "over": check_over_files(group, both, both_extra, seeds=[*source["seeds"], *seeds]),
+        }
+    return out

@@ -345,11 +345,13 @@ CARDS: list[Card] = [
          "rows turn away from their starting directions. The random start's rows are close to orthogonal; after "
          "training on the previous-token task, neighbouring rows are alike and rows far apart point away from each "
          "other on average: an order of positions learned from the task alone.", "13"),
-    Card("On the lab's first-token task, RoPE's attention to token 0 fades past the training length. What do "
-         "log-n scaling and PI do to it?",
-         "Log-n scaling sharpens the softmax of the long queries but leaves the weight on token 0, and the accuracy, "
-         "about where they were; PI, which maps every distance into the range of angles seen in training, keeps "
-         "both high. For this small model that fits out-of-range angles better than dilution as the cause.", "13"),
+    Card("On the lab's first-token task, RoPE's attention to token 0 fades past the training length on most seeds, "
+         "by an amount that varies widely from seed to seed. What do log-n scaling and PI do to it?",
+         "On the sweep's seeds, log-n scaling sharpens the softmax of the long queries but raises the weight on "
+         "token 0, and the accuracy, only a little; PI, which maps every distance into the range of angles seen in "
+         "training, keeps both high on every seed. Notebook 13 gives these as medians and ranges over the seeds, "
+         "not as bounds a new seed must meet. For this small model they fit out-of-range angles better than "
+         "dilution as the cause.", "13"),
     # 14: position per layer
     Card("Why can Gemma 3's sliding layers keep base 10000 while its global layers use 1000000 with linear ×8?",
          "A sliding layer never compares tokens further apart than its 1024-token window, where 36 of its 64 pairs "

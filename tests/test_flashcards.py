@@ -174,6 +174,10 @@ _chunked = np.array([r["beyond"][1:] for r in _irope], dtype=float)
 _window = np.array([r["masks"]["sliding"][1:] for r in _irope], dtype=float)
 _full_8L = np.array([r["masks"]["full"][-1] for r in _irope], dtype=float)
 VERIFIED["0.971"] = 1 - (1 / 32) * (15 / 16)
+_rope_prev = {r["seed"]: r for r in _head["rows"] if (r["task"], r["scheme"]) == ("prev", "rope")}
+_col_3L = _head["lengths"].index(96)
+_plain_3L = np.array([r["beyond"][_col_3L] for r in _rope_prev.values()], dtype=float)
+_ntk_3L = np.array([r["scaled"]["ntk"][_col_3L] for r in _rope_prev.values()], dtype=float)
 #: Whole numbers that a card derives: each is checked by its own condition.
 DERIVED = {
     "13": (_turns[1e8] < 0.01).sum() == 13 and (_turns[10000] < 0.5).sum() == 9 and (_turns[100] < 0.5).sum() == 0,
@@ -220,8 +224,11 @@ DERIVED = {
     # full mask
     "0.97": len(_irope) == len(_head["seeds"]) >= 5 and {f"{x:.2f}" for x in _chunked.ravel()} == {"0.97"},
     "1.00": {f"{x:.2f}" for x in _window.ravel()} == {"1.00"},
-    "0.23": f"{_full_8L.min():.2f}" == "0.23",  # as the notebook prints it (0.225 stored)
+    "0.15": f"{_full_8L.min():.2f}" == "0.15",  # as the notebook prints it
     "0.36": f"{_full_8L.max():.2f}" == "0.36",
+    # notebook 12: NTK at 3L on prev below plain RoPE on 19 of the sweep's 20 seeds
+    "19": int((_ntk_3L < _plain_3L).sum()) == 19,
+    "20": len(_head["seeds"]) == 20 == len(_plain_3L),
 }
 #: Settings the cards choose (lengths, bases, head counts, notebook numbers), not results.
 #: (1000 also stands for PI's "within 1000 steps", a published count that no formula gives.)

@@ -31,6 +31,27 @@ def test_every_claim_holds_on_every_sweep_seed():
     assert not failed, failed
 
 
+def test_the_sweep_has_at_least_eight_seeds_and_not_the_held_out_one():
+    # issue 26: the text lab's sweep grows to at least 8 seeds
+    assert T.load()["seeds"] == list(T.SEEDS) and len(T.SEEDS) >= 8 and T.HELD_OUT_SEED not in T.SEEDS
+
+
+def test_every_share_holds_over_the_sweep_and_with_the_held_out_seed():
+    sweep = text_claims.views(T.load())
+    both = {**sweep, **text_claims.views(T.load(T.HELD_OUT_PATH))}
+    for views in (sweep, both):
+        table = claims.check_over(text_claims.SHARES_15, views)
+        assert all(table.values()), claims.over_report(text_claims.SHARES_15, views)
+
+
+def test_every_share_can_fail():
+    seed0 = text_claims.numbers(T.load(), 0)
+    never_fail = [
+        st.text for st in text_claims.SHARES_15 if all(st.holds_over([v] * 4) for v in claims.made_up(seed0))
+    ]
+    assert not never_fail, never_fail
+
+
 def test_every_claim_can_fail():
     # every claim fails on at least one made-up seed built from seed 0's numbers: every number 1, 0, 1 - x or
     # random (claims.made_up, which keeps NaN), or every NaN ("cannot run") replaced by the unigram baseline

@@ -909,7 +909,9 @@ def check_seeds(seeds, *, workers=None, train=None) -> dict[str, dict]:
         if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
             raise ValueError(f"seeds={seeds!r}: {seed!r} is not a non-negative integer")
         if seed in results.SEEDS or seed in results.EXTRA_SEEDS:
-            raise ValueError(f"seeds={seeds!r}: seed {seed} is a seed of the shipped sweeps; a check needs seeds they do not hold")
+            raise ValueError(
+                f"seeds={seeds!r}: seed {seed} is a seed of the shipped sweeps; a check needs seeds they do not hold"
+            )
     head, more = (train or results.held_out_sweep)(seeds, workers=workers)
     mine = {"table": head, "lengths": np.array(results.SWEEP_LENGTHS)}
     mine_extra = {"table": more, "lengths": np.array(results.EXTRA_LENGTHS)}

@@ -64,7 +64,7 @@ DEFAULTS = {"train_len": 64, "steps": 2500, "batch": 32, "lr": 3e-3, "d_model": 
 #: Sweep seeds. Seed 7 was the held-out seed until claim 6 and the ALiBi-by-position claim of text_claims.py
 #: were revised with its rows in view (issue 26); its rows, trained by the sweep's own functions (``--held-out``),
 #: were then moved into the sweep's file (:func:`merge`).
-SEEDS = (0, 1, 2, 7, 9627)
+SEEDS = (0, 1, 2, 3, 4, 5, 7, 9627)
 #: The seed no sweep or notebook uses: the claim tests check every claim on its stored rows. Drawn on
 #: 2026-12-04 with ``secrets.randbelow(9000) + 1000``, after the claims were fixed; once a claim is
 #: changed because it failed on it, draw a new one the same way. Seeds 7 and 9627 held this role before;

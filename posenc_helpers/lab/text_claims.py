@@ -13,17 +13,17 @@ in notebook 15. :func:`failures` and :func:`report` are those of :mod:`.claims`.
 >>> from posenc_helpers.lab import text as T, text_claims
 >>> table = text_claims.check(text_claims.CLAIMS_15, T.load())
 >>> sorted(next(iter(table.values())))  # one mark per sweep seed
-[0, 1, 2, 7, 9627]
+[0, 1, 2, 3, 4, 5, 7, 9627]
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .claims import Claim, failures, report
+from .claims import Claim, Share, failures, report
 from .claims import check as _check
 
-__all__ = ["CLAIMS_15", "CLAIMS_15_FINETUNE", "numbers", "views", "check", "failures", "report"]
+__all__ = ["CLAIMS_15", "CLAIMS_15_FINETUNE", "SHARES_15", "numbers", "views", "check", "failures", "report"]
 
 
 def numbers(table, k) -> dict:
@@ -97,8 +97,10 @@ CLAIMS_15 = [
           and all(v["bits"]["none"][0] > b[0] + 0.4 for s, b in v["bits"].items() if s != "none")),
     Claim("2 ALiBi within 0.05 bit of L up to 16L, lower at 2L",
           lambda v: bool((np.abs(_gap(v, "alibi")[1:]) < 0.05).all()) and _gap(v, "alibi")[_i(v, 2)] < 0),
-    Claim("3 sinusoidal more than 1.5 bits worse at 2L",
-          lambda v: _gap(v, "sinusoidal")[_i(v, 2)] > 1.5),
+    # (restated, issue 26: "more than 1.5 bits" held on the five seeds before the sweep grew to eight, and sweep seed
+    # 5 gave 1.45; the eight seeds give 1.45-1.67)
+    Claim("3 sinusoidal more than 1 bit worse at 2L",
+          lambda v: _gap(v, "sinusoidal")[_i(v, 2)] > 1.0),
     Claim("4 RoPE beats sinusoidal at 2L and 4L, more than 2.5 bits worse at 8L",
           lambda v: all(v["bits"]["rope"][_i(v, m)] < v["bits"]["sinusoidal"][_i(v, m)] for m in (2, 4))
           and _gap(v, "rope")[_i(v, 8)] > 2.5),
@@ -129,8 +131,19 @@ CLAIMS_15_FINETUNE = [
           and _ft(v, "pi", 4) > _ft(v, "plain", 4)),
     Claim("10 PI tuned more than 0.2 bit worse at L",
           lambda v: _ft(v, "pi", 1) > v["bits"]["rope"][0] + 0.2),
-    Claim("11 tuned: 0.5 bit worse at 16L than 4L, behind ALiBi at 16L; plain best at 8L and 16L",
+    # (restated, issue 26: "plain best at 8L and 16L" held on five seeds and failed on sweep seed 4, where YaRN
+    # tuned was 0.012 bit below plain at 8L; plain against YaRN at 8L is a share now, SHARES_15)
+    Claim("11 tuned: 0.5 bit worse at 16L than 4L, behind ALiBi at 16L; plain best at 16L, and ahead of PI and NTK "
+          "at 8L",
           lambda v: all(_ft(v, m, 16) > _ft(v, m, 4) + 0.5 and _ft(v, m, 16) > v["bits"]["alibi"][_i(v, 16)]
                         for m in v["finetuned"])
-          and all(_ft(v, "plain", k) <= _ft(v, m, k) for m in v["finetuned"] for k in (8, 16))),
+          and all(_ft(v, "plain", 16) <= _ft(v, m, 16) for m in v["finetuned"])
+          and all(_ft(v, "plain", 8) < _ft(v, m, 8) for m in ("pi", "ntk"))),
+]
+
+#: What holds on most seeds, not all (:class:`.claims.Share`): checked over the sweep's seeds, and over them with
+#: the held-out seed added.
+SHARES_15 = [
+    Share("12 plain RoPE tuned ahead of YaRN tuned at 8L on at least three seeds in four",
+          lambda v: _ft(v, "plain", 8) < _ft(v, "yarn", 8), at_least=0.75),
 ]

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .claims import Claim, Share, failures, report
+from .claims import Claim, Share, check_over, failures, over_report, report
 from .claims import check as _check
 
-__all__ = ["CLAIMS_15", "CLAIMS_15_FINETUNE", "SHARES_15", "numbers", "views", "check", "failures", "report"]
+__all__ = [
+    "CLAIMS_15", "CLAIMS_15_FINETUNE", "SHARES_15", "numbers", "views", "check", "failures", "report", "over_report",
+    "check_over",
+]
 
 
 def numbers(table, k) -> dict:

@@ -173,18 +173,18 @@ bench: $(VENV)/.installed
 	$(PY) benchmarks/bench_lab.py
 
 # Regenerate posenc_helpers/lab/results.json, the extrapolation lab's sweep that notebooks 12 and
-# 13 read: 7 schemes x 2 tasks x 5 seeds, RoPE also rescaled and fine-tuned (docs/PERFORMANCE.md
-# gives the measured times of every target).
+# 13 read: 8 schemes x 2 tasks x 20 seeds, RoPE also rescaled and fine-tuned (docs/PERFORMANCE.md
+# gives the measured times of every target; `python -m posenc_helpers.lab.results --grow SEED ...` adds seeds).
 lab-results: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.results
 
 # Regenerate posenc_helpers/lab/results_extra.json, the extra tasks (back3, recall) that notebook 12
-# reads: 7 schemes x 2 tasks x 5 seeds, recall's RoPE models also rescaled and fine-tuned.
+# reads: 8 schemes x 2 tasks x 8 seeds, recall's RoPE models also rescaled and fine-tuned.
 lab-results-extra: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.results --extra
 
 # Regenerate posenc_helpers/lab/text_results.json, the lab on real text: character-level models of
-# 5 schemes x 4 seeds on posenc_helpers/lab/data/tragedies.txt, each RoPE model also fine-tuned for
+# 5 schemes x 8 seeds on posenc_helpers/lab/data/tragedies.txt, each RoPE model also fine-tuned for
 # 100 steps at 4L per rescaling. `python -m posenc_helpers.lab.text --rope-only` recomputes only the
 # RoPE rows.
 lab-text: $(VENV)/.installed

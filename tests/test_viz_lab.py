@@ -33,6 +33,27 @@ def fake_results():
     return {"lengths": LENGTHS, "factors": FACTORS, "table": table}
 
 
+def _shifted(entry, by):
+    # a copy of a nested entry with every array of numbers moved by `by`
+    if isinstance(entry, dict):
+        return {k: _shifted(v, by) for k, v in entry.items()}
+    return np.asarray(entry, dtype=float) + by
+
+
+def with_far_seed(res, by=5.0):
+    """``res`` with a third seed, 2: seed 0's numbers + ``by``, so the mean moves far and the median does not."""
+    table = dict(res["table"])
+    for (seed, task, scheme), entry in res["table"].items():
+        if seed == 0:
+            table[2, task, scheme] = _shifted(entry, by)
+    return {**res, "table": table}
+
+
+def middle(*values):
+    # the median of three arrays, element by element, by sorting
+    return np.array([sorted(column)[1] for column in zip(*(np.ravel(v) for v in values), strict=True)])
+
+
 def test_accuracy_plot_draws_the_given_numbers_and_leaves_gaps_for_nan():
     fig, ax = new_figure()
     lines = vl.plot_accuracy_vs_length(ax, [32, 64, 128], {"learned": [1.0, np.nan, np.nan], "alibi": [1, 1, 0.5]}, 32)
@@ -94,16 +115,20 @@ def test_headline_figure_plots_past_l_on_top_and_all_positions_below():
     res = fake_results()
     for entry in res["table"].values():
         entry["beyond"] = entry["accuracy"] * 0.5
+    res = with_far_seed(res)
     fig = vl.make_accuracy_figure(res)
     top, bottom = fig.axes[0], fig.axes[2]
-    # mean over the two seeds: 1/(i + 1) + 0.05, halved on the past-L row
-    want = 1.0 / (np.arange(8) + 1) + 0.05
+    # the median of the three seeds, the middle one by sorting: seed 1's 1/(i + 1) + 0.1 (halved past L)
+    rows = [res["table"][s, "prev", "alibi"] for s in (0, 1, 2)]
+    want = middle(*(r["accuracy"] for r in rows))
+    np.testing.assert_allclose(want, 1.0 / (np.arange(8) + 1) + 0.1)
     line = {ln.get_label(): ln for ln in top.get_lines()}["ALiBi"]
-    np.testing.assert_allclose(line.get_ydata(), 0.5 * want)
+    np.testing.assert_allclose(line.get_ydata(), middle(*(r["beyond"] for r in rows)))
     line = {ln.get_label(): ln for ln in bottom.get_lines()}["ALiBi"]
     np.testing.assert_allclose(line.get_ydata(), want)
+    assert (line.get_ydata() < np.mean([r["accuracy"] for r in rows], 0) - 1).all()  # not the mean
     assert "past L" in top.get_title() and "all positions" in bottom.get_title()
-    assert "2 seeds" in fig._suptitle.get_text()
+    assert "median of 3 seeds, band: range" in fig._suptitle.get_text()
 
 
 def _with_scaled_and_finetune(res):
@@ -123,12 +148,19 @@ def _with_scaled_and_finetune(res):
 
 
 def test_scaling_figure_plots_past_l_with_both_yarn_thresholds():
-    fig = vl.make_scaling_figure(_with_scaled_and_finetune(fake_results()))
+    res = with_far_seed(_with_scaled_and_finetune(fake_results()))
+    fig = vl.make_scaling_figure(res)
     lines = {ln.get_label(): ln for ln in fig.axes[0].get_lines()}
-    # mean over seeds 0 and 1: 0.1 · (i + 1) + 0.1
-    np.testing.assert_allclose(lines["RoPE + PI, no fine-tuning"].get_ydata(), 0.2)
-    np.testing.assert_allclose(lines["RoPE + YaRN, LLaMA's thresholds"].get_ydata(), 0.5)
-    assert fig.axes[0].get_ylabel() == "accuracy, positions past L" and "2 seeds" in fig._suptitle.get_text()
+    # the median of seeds 0, 1 and 2 (seed 0 + 5), by sorting: seed 1's 0.1 · (i + 1) + 0.2
+    rows = [res["table"][s, "prev", "rope"] for s in (0, 1, 2)]
+    for label, m, value in [("RoPE + PI, no fine-tuning", "pi", 0.3), ("RoPE + YaRN, LLaMA's thresholds", "yarn_llama", 0.6)]:
+        want = middle(*(r["scaled"][m] for r in rows))
+        np.testing.assert_allclose(want, value)
+        np.testing.assert_allclose(lines[label].get_ydata(), want)
+    np.testing.assert_allclose(lines["RoPE"].get_ydata(), middle(*(r["beyond"] for r in rows)))
+    assert len(fig.axes[0].collections) == 1 + len(SCALINGS) + 1  # a range band per line
+    assert fig.axes[0].get_ylabel() == "accuracy, positions past L"
+    assert "median of 3 seeds, band: range" in fig._suptitle.get_text()
 
 
 def test_finetune_figure_plots_the_100_step_runs_with_their_range():
@@ -139,13 +171,20 @@ def test_finetune_figure_plots_the_100_step_runs_with_their_range():
             m: {"100": {"beyond": np.full(4, 0.9 - 0.1 * i - 0.1 * seed)}} for i, m in enumerate(("none", "pi", "ntk", "yarn"))
         }}
         extra["table"][seed, "recall", "rope"] = entry
+    head, extra = with_far_seed(head), with_far_seed(extra)
     fig = vl.make_finetune_figure(head, extra)
     assert len(fig.axes) == 3
+    # the median of seeds 0, 1 and 2 (seed 0 + 5), by sorting
     first = {ln.get_label(): ln for ln in fig.axes[1].get_lines()}
-    np.testing.assert_allclose(first["NTK, fine-tuned"].get_ydata(), 0.5 + 0.2 + 0.1)
+    ntk = [head["table"][s, "first", "rope"]["finetune"]["ntk"]["100"]["beyond"] for s in (0, 1, 2)]
+    np.testing.assert_allclose(first["NTK, fine-tuned"].get_ydata(), middle(*ntk))
+    np.testing.assert_allclose(middle(*ntk), 0.5 + 0.2 + 0.2)  # seed 1's
     recall = {ln.get_label(): ln for ln in fig.axes[2].get_lines()}
-    np.testing.assert_allclose(recall["plain RoPE, fine-tuned"].get_ydata(), 0.85)
+    plain = [extra["table"][s, "recall", "rope"]["finetune"]["none"]["100"]["beyond"] for s in (0, 1, 2)]
+    np.testing.assert_allclose(recall["plain RoPE, fine-tuned"].get_ydata(), middle(*plain))
+    np.testing.assert_allclose(middle(*plain), 0.9)  # seed 0's: the middle of 0.8, 0.9 and 5.9
     np.testing.assert_allclose(recall["RoPE, no fine-tuning"].get_ydata()[1:], [0.3, 0.2, 0.1])
+    assert "median of 3 seeds (recall: 3), band: range" in fig._suptitle.get_text()
 
 
 def test_finetune_figure_adds_a_row_for_s_8_when_the_rows_hold_it():

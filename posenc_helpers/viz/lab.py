@@ -113,17 +113,24 @@ def plot_accuracy_vs_length(ax, lengths, acc, train_len, *, chance=None, spread=
     return lines
 
 
-def plot_rope_scaling(ax, lengths, plain, scaled, train_len, *, chance=None, title="") -> dict:
+def plot_rope_scaling(ax, lengths, plain, scaled, train_len, *, chance=None, spread=None, title="") -> dict:
     """RoPE's accuracy with its trained frequencies and with each test-time scaling (no fine-tuning).
 
     ``scaled`` maps a method (``"pi"``, ``"ntk"``, ``"yarn"``, or ``"yarn_llama"``
-    for YaRN with LLaMA's thresholds) to accuracies at ``lengths``. Returns the
-    lines by name (``"rope"`` and the methods).
+    for YaRN with LLaMA's thresholds) to accuracies at ``lengths``. ``spread``
+    may map ``"rope"`` or a method to ``(low, high)`` arrays, drawn as a band
+    (the range over seeds). Returns the lines by name (``"rope"`` and the methods).
     """
-    lines = plot_accuracy_vs_length(ax, lengths, {"rope": plain}, train_len, chance=chance, title=title)
+    spread = spread or {}
+    lines = plot_accuracy_vs_length(
+        ax, lengths, {"rope": plain}, train_len, chance=chance, title=title,
+        spread={"rope": spread["rope"]} if "rope" in spread else None,
+    )
     for method, values in scaled.items():
         label, colour, ls = YARN_LLAMA_STYLE if method == "yarn_llama" else METHOD_STYLE[method]
         (lines[method],) = ax.plot(lengths, values, linestyle=ls, color=colour, marker=".", label=label)
+        if method in spread:
+            ax.fill_between(lengths, *spread[method], color=colour, alpha=0.12, linewidth=0)
     return lines
 
 
@@ -235,7 +242,7 @@ def _load():
 
 @styled
 def make_accuracy_figure(res=None):
-    """The figure ``figures/12-accuracy-vs-length.png``: the shipped sweep, mean and range over its seeds.
+    """The figure ``figures/12-accuracy-vs-length.png``: the shipped sweep, median and range over its seeds.
 
     Top row: the accuracy on the positions past L only (the claims' metric);
     bottom row: over all positions, where the first L positions set a floor.
@@ -248,7 +255,7 @@ def make_accuracy_figure(res=None):
     fig, axes = new_figure(2, len(TASKS), figsize=(12.0, 8.4), sharey=True)
     for row, (key, where) in enumerate([("beyond", "positions past L"), ("accuracy", "all positions")]):
         for ax, task in zip(axes[row], TASKS, strict=True):
-            summary = _summary(res, task, key)
+            summary = _summary(res, task, key, stat="median")
             plot_accuracy_vs_length(
                 ax, res["lengths"], {s: m for s, (m, _, _) in summary.items()}, 32, chance=chance(task, 16),
                 spread={s: (lo, hi) for s, (_, lo, hi) in summary.items()}, title=f"{TASK_TITLES[task]}: {where}",
@@ -256,7 +263,7 @@ def make_accuracy_figure(res=None):
             ax.set_ylabel(f"accuracy, {where}")
         axes[row][1].set_ylabel("")
     axes[1][0].legend(loc="lower left")
-    fig.suptitle(f"Trained on 32 tokens, tested longer (mean of {n_seeds} seeds, band: range)")
+    fig.suptitle(f"Trained on 32 tokens, tested longer (median of {n_seeds} seeds, band: range)")
     return fig
 
 
@@ -264,8 +271,8 @@ def make_accuracy_figure(res=None):
 def make_scaling_figure(res=None):
     """The figure ``figures/12-rope-scaling.png``: RoPE at test time with PI, NTK, YaRN at s = T/L, no fine-tuning.
 
-    Accuracy on the positions past L, mean over the sweep's seeds, with YaRN
-    twice: with the lab's thresholds (β = 4, α = 1) and with LLaMA's (β = 32).
+    Accuracy on the positions past L, median over the sweep's seeds with the
+    range as a band, with YaRN twice: with the lab's thresholds (β = 4, α = 1) and with LLaMA's (β = 32).
     Taught in notebooks/12-extrapolation-lab.ipynb.
     """
     from ..lab.tasks import TASK_TITLES, TASKS, chance
@@ -275,14 +282,18 @@ def make_scaling_figure(res=None):
     fig, axes = new_figure(1, len(TASKS), figsize=(12.0, 4.6), sharey=True)
     for ax, task in zip(axes, TASKS, strict=True):
         rows = [res["table"][key] for key in sorted(res["table"]) if key[1:] == (task, "rope")]
-        plain = np.mean([r["beyond"] for r in rows], axis=0)
         methods = list(METHOD_STYLE) + ["yarn_llama"]
-        scaled = {m: np.mean([r["scaled"][m] for r in rows], axis=0) for m in methods}
-        plot_rope_scaling(ax, res["lengths"], plain, scaled, 32, chance=chance(task, 16), title=TASK_TITLES[task])
+        summary = {"rope": _median_range([r["beyond"] for r in rows])}
+        summary.update({m: _median_range([r["scaled"][m] for r in rows]) for m in methods})
+        plot_rope_scaling(
+            ax, res["lengths"], summary["rope"][0], {m: summary[m][0] for m in methods}, 32,
+            chance=chance(task, 16), spread={k: (lo, hi) for k, (_, lo, hi) in summary.items()},
+            title=TASK_TITLES[task],
+        )
         ax.set_ylabel("accuracy, positions past L")
     axes[0].legend(loc="lower left", fontsize=11)
     axes[1].set_ylabel("")
-    fig.suptitle(f"RoPE at test time with s = T / L, no fine-tuning (mean of {n_seeds} seeds)")
+    fig.suptitle(f"RoPE at test time with s = T / L, no fine-tuning (median of {n_seeds} seeds, band: range)")
     return fig
 
 
@@ -291,8 +302,8 @@ def make_finetune_figure(res=None, extra=None):
     """The figure ``figures/12-finetune.png``: RoPE past L, zero-shot and after a brief fine-tune at 4L.
 
     One panel per task (the two headline tasks and recall): plain RoPE with no
-    fine-tuning, then each method after 100 fine-tuning steps at 4L, mean over
-    the sweep's seeds with the range as a band. The top row rescales with s set
+    fine-tuning, then each method after 100 fine-tuning steps at 4L, median
+    over the sweep's seeds with the range as a band. The top row rescales with s set
     for the fine-tune length (s = 4); when the rows hold them, a second row
     shows the same fine-tunes with s set for the target 8L (s = 8), plain RoPE
     fine-tuned in both as the baseline. Taught in notebooks/12-extrapolation-lab.ipynb.
@@ -317,21 +328,22 @@ def make_finetune_figure(res=None, extra=None):
             rows = [source["table"][key] for key in sorted(source["table"]) if key[1:] == (task, "rope")]
             lengths = source["lengths"]
             plot_accuracy_vs_length(
-                ax, lengths, {"rope": np.mean([r["beyond"] for r in rows], axis=0)}, 32,
+                ax, lengths, {"rope": _median_range([r["beyond"] for r in rows])[0]}, 32,
                 chance=chance(task, vocab), title=f"{TASK_TITLES[task]} ({len(rows)} seeds), {name}",
             )
             ax.get_lines()[0].set_label("RoPE, no fine-tuning")
             for method, (label, colour, ls) in FINETUNE_STYLE.items():
                 key = method if method == "none" else method + suffix
-                vals = np.array([r["finetune"][key]["100"]["beyond"] for r in rows])
-                ax.plot(lengths, vals.mean(0), ls, color=colour, marker=".", label=label)
-                ax.fill_between(lengths, vals.min(0), vals.max(0), color=colour, alpha=0.12, linewidth=0)
+                med, lo, hi = _median_range([r["finetune"][key]["100"]["beyond"] for r in rows])
+                ax.plot(lengths, med, ls, color=colour, marker=".", label=label)
+                ax.fill_between(lengths, lo, hi, color=colour, alpha=0.12, linewidth=0)
             ax.axvline(4 * 32, color="0.3", linewidth=1, linestyle=(0, (4, 2)))
             ax.set_ylabel("accuracy, positions past L" if ax is axes[row][0] else "")
     axes[0][0].legend(loc="lower left", fontsize=11)
-    fig.suptitle("RoPE fine-tuned for 100 steps at 4L (dashed line), s set for 4L and for 8L: mean over seeds, "
-                 "band: range" if len(settings) > 1 else
-                 "RoPE fine-tuned for 100 steps at 4L (dashed line): mean over seeds, band: range")
+    n_seeds = len({s for s, _, _ in res["table"]})
+    setting = ", s set for 4L and for 8L" if len(settings) > 1 else ""
+    fig.suptitle(f"RoPE fine-tuned for 100 steps at 4L (dashed line){setting}: median of {n_seeds} seeds "
+                 f"(recall: {len({s for s, _, _ in extra['table']})}), band: range")
     return fig
 
 

@@ -234,15 +234,19 @@ def rope_rotate(x, positions, inv_freq, rotary_dim, factor=1.0):
 
 
 def position_ids_from_mask(attention_mask) -> np.ndarray:
-    """Position ids of a left-padded batch: each row counts its own tokens from 0 (pads get 1, as generate gives them).
+    """Position ids of a left-padded batch: each row counts its own tokens from 0 (pads get 0, as generate gives them).
+
+    transformers 5.24.0's ``generation/utils.py`` (``_prepare_position_ids_for_generation``):
+    ``attention_mask.cumsum(-1) - 1``, then ``masked_fill(attention_mask == 0, 0)`` (transformers 4 filled
+    pads with 1). A pad's position changes no logit of a token: no token reads a pad key.
 
     >>> position_ids_from_mask(np.array([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]]))
-    array([[1, 1, 0, 1, 2],
+    array([[0, 0, 0, 1, 2],
            [0, 1, 2, 3, 4]])
     """
     mask = np.asarray(attention_mask)
     pos = np.cumsum(mask, axis=-1) - 1
-    return np.where(mask == 0, 1, pos)
+    return np.where(mask == 0, 0, pos)
 
 
 def _check_ids(spec, input_ids, attention_mask):

@@ -24,7 +24,8 @@ LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 PORT_FLAG := $(if $(PORT),--ServerApp.port=$(PORT),)
 
 .PHONY: install install-lessons install-lab install-book lessons lab test test-fast test-all lint lock lock-check binder book \
-        notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text lab-heldout present citation clean
+        notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text lab-heldout present citation \
+        hf-reference clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -155,6 +156,23 @@ book: $(VENV)/.installed-book
 # Validate CITATION.cff with cffconvert, in an isolated environment (its pins clash with Jupyter's).
 citation: $(VENV)/.installed
 	$(PY) -m uv tool run --from cffconvert==2.0.0 cffconvert --validate -i CITATION.cff
+
+# Reference logits from transformers itself for the numpy decoder block (posenc_helpers/decoder.py):
+# tools/hf_reference.py builds tiny random-weight Qwen3 and Gemma 3 models in transformers 5 on CPU and writes
+# tests/data/hf_reference_*.npz and .json, which tests/test_decoder_hf.py reads. It runs in a throwaway environment
+# of its own, build/hfref-venv, with plain pip (like cffconvert, torch and transformers never enter the lock or
+# .venv): transformers and torch at the script's pins, numpy at the lock's. PyPI's Linux torch wheel brings CUDA
+# libraries: HF_TORCH=PATH-TO-A-CPU-WHEEL installs another build of the same torch version instead.
+HF_VENV         := build/hfref-venv
+HF_TRANSFORMERS := $(shell sed -n 's/^TRANSFORMERS_VERSION = "\(.*\)"/\1/p' tools/hf_reference.py)
+HF_TORCH        ?= torch==$(shell sed -n 's/^TORCH_VERSION = "\(.*\)"/\1/p' tools/hf_reference.py)
+NUMPY_VERSION   := $(shell sed -n 's/^numpy==\([0-9.]*\).*/\1/p' requirements.txt)
+
+hf-reference:
+	$(PYTHON) -m venv $(HF_VENV)
+	$(HF_VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(HF_TORCH) \
+	    "transformers==$(HF_TRANSFORMERS)" "numpy==$(NUMPY_VERSION)"
+	$(HF_VENV)/bin/python -m tools.hf_reference
 
 # Re-execute every notebook in place (after any helper change), then rewrite navigation.
 notebooks: $(VENV)/.installed

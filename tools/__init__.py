@@ -5,7 +5,9 @@
 * ``python -m tools.figures [OUTDIR]``: regenerate ``figures/`` (``make figures``);
 * ``python -m tools.present NOTEBOOK``: presentation mode in Voilà (``make present``);
 * ``python -m tools.book``: the static book in ``build/book/`` (``make book``);
-* ``python -m tools.lockcheck``: pyproject's dependencies against ``requirements.txt`` (``make lock-check``).
+* ``python -m tools.lockcheck``: pyproject's dependencies against ``requirements.txt`` (``make lock-check``);
+* ``python -m tools.hf_reference``: the decoder block's reference logits from transformers, in a throwaway
+  environment with torch and transformers (``make hf-reference``).
 
 What a learner's notebook imports lives in the installed package ``posenc_helpers``.
 """

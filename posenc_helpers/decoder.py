@@ -32,8 +32,11 @@ i − W < j ≤ i, counted in the padded sequence). The optional sink (one more
 logit per head in the softmax, its weight then dropped) is written as gpt-oss
 is described, not yet checked against ``models/gpt_oss/modeling_gpt_oss.py``. ``tests/test_decoder.py`` holds it to a
 literal loop implementation (tests/literal_decoder.py) and cached decoding to
-the full pass; holding it to logits stored from transformers itself is
-still to come (issue 29).
+the full pass; ``tests/test_decoder_hf.py`` holds :func:`forward` and
+:func:`decode` to the logits of tiny random-weight Qwen3 and Gemma 3 models
+run in transformers 5.24.0 itself (full pass and cached decoding, a
+left-padded row, windows shorter than the sequence), stored in ``tests/data/``
+by ``make hf-reference`` (``tools/hf_reference.py``).
 
 >>> spec = tiny_spec("qwen3")
 >>> weights = random_weights(spec, seed=0)

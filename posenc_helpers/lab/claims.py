@@ -561,7 +561,7 @@ CLAIMS_12 = [
     # they are stated as spreads, SPREADS_12)
     Claim("NoPE finds the first token: at least 0.97 past L at every length",
           lambda v: all(_b(v, "first", "none", T) >= 0.97 for T in _lengths(v, "first"))),
-    # (restated, issue 26: "below RoPE at every length past L" held on seed 14 at 8L by 0.010, 1.2 SE; RoPE's lead
+    # (restated, issue 26: "below RoPE at every length past L" held on seed 11 at 8L by 0.010, 1.2 SE; RoPE's lead
     # at 8L is a spread, SPREADS_12)
     Claim("NoPE on prev: above 3 times chance and at least 0.15 below ALiBi at every length past L, below RoPE at 2L "
           "and 4L",

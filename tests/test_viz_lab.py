@@ -62,10 +62,10 @@ def test_accuracy_plot_draws_the_given_numbers_and_leaves_gaps_for_nan():
     assert ax.get_xlabel() == "test length T (tokens)"
 
 
-def test_sweep_figure_shows_the_mean_over_seeds_and_moves_with_the_sliders():
+def test_sweep_figure_shows_the_median_over_seeds_and_moves_with_the_sliders():
     fig, h = vl.make_sweep_figure(fake_results(), length=96, factor=3)
     rope_line = [line for line in h["axes"][0].get_lines() if line.get_label() == "RoPE"][0]
-    np.testing.assert_allclose(rope_line.get_ydata(), 1.0 / (np.arange(8) + 1) + 0.05)  # mean of seeds 0 and 1
+    np.testing.assert_allclose(rope_line.get_ydata(), 1.0 / (np.arange(8) + 1) + 0.05)  # median (= mean) of seeds 0 and 1
     np.testing.assert_allclose(h["scaled"][("prev", "ntk")].get_ydata(), 0.3 + 0.01 + 0.1)  # past L, median
     readout = vl.update_sweep(h, 160, 5)
     assert float(h["cursor"][1].get_xdata()[0]) == 160.0

@@ -224,6 +224,22 @@ def test_a_finetuned_run_is_read_with_its_own_rescaling_at_every_length(rope8):
     assert T.bits_per_char(plain, [32])[0] == pytest.approx(T.bits_per_char(plain, [32], method=None)[0])
 
 
+def test_abf_finetunes_with_the_raised_base_written_out(rope8):
+    ft = T.finetune(rope8, length=32, method="abf", steps=2, seed=2, progress=False)
+    assert ft.method == "abf" and ft.factor == 4.0 and T.ABF_BASE == 500_000.0
+    # step 0's loss with ABF's frequencies written out: ω_k = 500,000^(−2k/d), d = 8, no temperature
+    omega = np.array([500_000.0 ** (-2 * k / 8) for k in range(4)])
+    tokens, target = T.batch(2, length=32, size=32)
+    config = dataclasses.replace(rope8.config, train_len=32)
+    logits = np.asarray(forward(rope8.params, tokens, config, omega=omega), dtype=np.float64)
+    logp = logits - logits.max(-1, keepdims=True)
+    logp -= np.log(np.exp(logp).sum(-1, keepdims=True))
+    assert ft.losses[0] == pytest.approx(-np.take_along_axis(logp, target[..., None], -1).mean(), rel=1e-5)
+    # read with the raised base at every length, L included (unlike PI, whose factor is 1 at L)
+    assert T.bits_per_char(ft, [8])[0] == T.bits_per_char(ft, [8], method="abf")[0]
+    assert "abf" not in T.METHODS  # a fine-tune, not one of the sweep's test-time rescalings
+
+
 def test_finetune_bad_input_names_the_argument(rope8):
     alibi = T.train("alibi", steps=2, train_len=8, d_model=16, heads=2, layers=1, progress=False)
     with pytest.raises(ValueError, match="run must be a RoPE run"):
@@ -232,7 +248,7 @@ def test_finetune_bad_input_names_the_argument(rope8):
         T.finetune(rope8, length=8)
     with pytest.raises(ValueError, match="steps"):
         T.finetune(rope8, length=32, steps=0)
-    with pytest.raises(ValueError, match="method must be one of 'pi', 'ntk', 'yarn' or None, got 'dynamic'"):
+    with pytest.raises(ValueError, match="method must be one of 'pi', 'ntk', 'yarn', 'abf' or None, got 'dynamic'"):
         T.finetune(rope8, length=32, method="dynamic")
     ft = T.finetune(rope8, length=32, steps=2, progress=False)
     with pytest.raises(ValueError, match="run is already fine-tuned"):

@@ -47,7 +47,7 @@ from .train import FINETUNE, Run, _seed, check_finetune, fit
 
 __all__ = [
     "TEXT_PATH", "RESULTS_PATH", "VOCAB", "DEFAULTS", "SEEDS", "TEXT_SCHEMES", "HELD_OUT_SEED", "FACTORS", "METHODS",
-    "YARN_BETA", "TextRun", "text", "encode", "decode", "split", "batch", "unigram_bits", "train", "bits_per_char",
+    "YARN_BETA", "ABF_BASE", "FINETUNE_METHODS", "TextRun", "text", "encode", "decode", "split", "batch", "unigram_bits", "train", "bits_per_char",
     "loss_by_position", "generate", "rope_omega", "finetune", "finetune_bits", "FINETUNE_LEN", "FINETUNE_STEPS", "sweep_row",
     "sweep", "save", "load", "merge", "grow", "main", "HELD_OUT_PATH",
 ]
@@ -82,6 +82,13 @@ METHODS = ("pi", "ntk", "yarn")
 
 #: YaRN's ramp scaled to this model, as Llama 3.1's rule: (α, β) = (1, 4) turns within L.
 YARN_BETA = (1.0, 4.0)
+
+#: Adjusted base frequency (ABF, Xiong et al. 2023, "Effective Long-Context Scaling of Foundation Models"): a
+#: fine-tune may raise RoPE's base from the model's 10,000 to this, the value that paper chose (10,000 → 500,000).
+#: Not a test-time rescaling: :func:`finetune` offers it (``method="abf"``), :data:`METHODS` does not.
+ABF_BASE = 500_000.0
+#: The methods :func:`finetune` offers: the rescalings, and ABF's raised base.
+FINETUNE_METHODS = METHODS + ("abf",)
 
 #: The sweep's brief fine-tune of every RoPE model: this many steps at FINETUNE_LEN × L characters.
 FINETUNE_LEN = 4
@@ -272,11 +279,15 @@ def rope_omega(run, method, factor) -> tuple[np.ndarray, float]:
     base. ``"yarn"``: YaRN's ramp with (α, β) = :data:`YARN_BETA` turns within
     L = train_len (the ramp counts turns within L, so LLaMA's β = 32 at L = 4,096
     would leave no pair of this model unscaled), and its temperature
-    (0.1·ln s + 1)² on the logits.
+    (0.1·ln s + 1)² on the logits. ``"abf"``: the raised base :data:`ABF_BASE`
+    whatever the factor (for a run fine-tuned with it).
     """
     config = run.config
     if config.scheme != "rope":
         raise ValueError(f"method needs a RoPE model, got scheme {config.scheme!r}")
+    if method == "abf":
+        # ABF: ω_k = b'^(−2k/d) with the raised base b' = ABF_BASE, at every length; no temperature
+        return frequencies(config.head_dim, ABF_BASE), 1.0
     if method is None or factor <= 1:
         return frequencies(config.head_dim, config.base), 1.0
     if method not in METHODS:
@@ -295,7 +306,8 @@ def finetune(run, *, length, method=None, steps=FINETUNE_STEPS, seed=0, progress
 
     The papers' regime in miniature: rescale the frequencies for s = length / L
     (L = ``run.train_len``) with ``method`` (None: plain RoPE, or "pi", "ntk",
-    "yarn", exactly as :func:`rope_omega`), then train ``steps`` steps on the
+    "yarn", exactly as :func:`rope_omega`, or "abf": the base raised to
+    :data:`ABF_BASE`, whatever s), then train ``steps`` steps on the
     training text from ``seed``, with the lab's fine-tuning optimiser
     (:data:`.train.FINETUNE`: AdamW at a constant 1e-3 after a 10-step warm-up).
     The new run keeps ``train_len`` = L and remembers ``method``, ``factor`` = s
@@ -320,7 +332,7 @@ def finetune(run, *, length, method=None, steps=FINETUNE_STEPS, seed=0, progress
         )
     if getattr(run, "validation", None) is not None:
         raise ValueError("run was trained on your own corpus; finetune reads the shipped text only")
-    length, steps, seed = check_finetune(run, _length(length), steps, seed, method, METHODS)
+    length, steps, seed = check_finetune(run, _length(length), steps, seed, method, FINETUNE_METHODS)
     factor = length / run.train_len
     omega, scale = rope_omega(run, method, factor)
     config = dataclasses.replace(run.config, train_len=length)

@@ -29,8 +29,10 @@ Gemma3DecoderLayer, ``query_pre_attn_scalar``, the final soft cap);
 ``cache_utils.py`` (DynamicSlidingWindowLayer); ``masking_utils.py``
 (``sliding_window_overlay``: a query at index i reads keys j with
 i − W < j ≤ i, counted in the padded sequence). The optional sink (one more
-logit per head in the softmax, its weight then dropped) is written as gpt-oss
-is described, not yet checked against ``models/gpt_oss/modeling_gpt_oss.py``. ``tests/test_decoder.py`` holds it to a
+logit per head in the softmax, its weight then dropped) follows
+``eager_attention_forward`` of ``models/gpt_oss/modeling_gpt_oss.py`` (the sink
+logit is concatenated to each row's scaled, masked scores, the row softmaxed,
+the sink's column dropped), read there, not run. ``tests/test_decoder.py`` holds it to a
 literal loop implementation (tests/literal_decoder.py) and cached decoding to
 the full pass; ``tests/test_decoder_hf.py`` holds :func:`forward` and
 :func:`decode` to the logits of tiny random-weight Qwen3 and Gemma 3 models

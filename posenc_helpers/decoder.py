@@ -417,13 +417,21 @@ def _step(spec, weights, cache, ids, mask, pos, bug):
     return _logits(spec, weights, x)
 
 
-def decode(spec, weights, input_ids, *, attention_mask=None, prefill=1, bug=None) -> np.ndarray:
+def decode(spec, weights, input_ids, *, attention_mask=None, prefill=1, bug=None, cache=None) -> np.ndarray:
     """Logits of every position, as generation computes them: ``prefill`` tokens at once, then one token per step.
 
     Position ids are :func:`position_ids_from_mask`, and a new token's
     position is the last one plus 1 (what ``generate`` does), unless ``bug``
     (one of :data:`BUGS`) says otherwise. Without a bug the result equals
-    :func:`forward`'s, to rounding. NaN at pad positions.
+    :func:`forward`'s, to rounding. NaN at pad positions. ``cache``: an empty
+    :class:`KVCache` (``KVCache.empty(spec, batch)``) to fill, to read what it
+    holds afterwards; by default a fresh one.
+
+    >>> spec = tiny_spec("qwen3", window=4, layers=2)
+    >>> cache = KVCache.empty(spec, batch=1)
+    >>> _ = decode(spec, random_weights(spec), np.arange(10)[None], cache=cache)
+    >>> [cache.length(i) for i in range(spec.layers)]   # layer 0 full: 10 keys; layer 1 sliding, W = 4: the last 3
+    [10, 3]
     """
     ids, mask = _check_ids(spec, input_ids, attention_mask)
     if bug is not None and bug not in BUGS:
@@ -434,7 +442,12 @@ def decode(spec, weights, input_ids, *, attention_mask=None, prefill=1, bug=None
     pos = position_ids_from_mask(mask)
     if bug == "ignore_padding":
         pos = np.broadcast_to(np.arange(T), ids.shape)
-    cache = KVCache.empty(spec, ids.shape[0])
+    if cache is None:
+        cache = KVCache.empty(spec, ids.shape[0])
+    elif not isinstance(cache, KVCache) or cache.seen or len(cache.keys) != spec.layers or (
+            cache.keys[0].shape[0] != ids.shape[0]):
+        raise ValueError(f"cache must be an empty KVCache for this spec and a batch of {ids.shape[0]} "
+                         f"(KVCache.empty(spec, {ids.shape[0]})), got {_show(cache)}")
     out = [_step(spec, weights, cache, ids[:, :prefill], mask[:, :prefill], pos[:, :prefill], bug)]
     for t in range(prefill, T):
         p = pos[:, t : t + 1]

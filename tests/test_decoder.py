@@ -86,5 +86,22 @@ def test_bad_input_is_refused_by_name():
         decoder.decode(spec, weights, np.array([[1, 2]]), prefill=3)
     with pytest.raises(ValueError, match="model_type must be one of"):
         decoder.spec_from_config({"model_type": "llama"})
+    used = decoder.KVCache.empty(spec, 1)
+    decoder.decode(spec, weights, np.array([[1, 2]]), cache=used)
+    for bad in (used, decoder.KVCache.empty(spec, 2), "cache"):  # filled; another batch; not a cache
+        with pytest.raises(ValueError, match="cache must be an empty KVCache"):
+            decoder.decode(spec, weights, np.array([[1, 2]]), cache=bad)
+
+
+def test_a_given_cache_holds_what_each_layer_keeps():
+    spec = decoder.tiny_spec("gemma3_text", window=5, layers=3)  # sliding, sliding, full
+    weights = decoder.random_weights(spec, seed=1)
+    ids = np.arange(12)[None] % spec.vocab
+    cache = decoder.KVCache.empty(spec, 1)
+    got = decoder.decode(spec, weights, ids, prefill=3, cache=cache)
+    assert np.array_equal(got, decoder.decode(spec, weights, ids, prefill=3))
+    # a sliding layer keeps the last W − 1 = 4 keys, at sequence indices 8..11; the full layer all 12
+    assert [cache.length(i) for i in range(3)] == [4, 4, 12] and cache.seen == 12
+    assert cache.index[0].tolist() == [[8, 9, 10, 11]] and cache.index[2].tolist() == [list(range(12))]
     with pytest.raises(ValueError, match="family must be one of"):
         decoder.tiny_config("llama")

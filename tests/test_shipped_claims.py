@@ -76,7 +76,10 @@ def test_no_entry_keeps_a_cross_check_outside_its_source():
     data = json.loads(DATA.read_text(encoding="utf-8"))
     models, about = data["models"], data["about"]
     assert "names the second public copies" in about and "'source.cross_checked' sums that up" in about
-    assert all(set(m) <= {"name", "source", "config", "group"} for m in models)
+    assert all(set(m) <= {"name", "source", "config", "group", "kv"} for m in models)
+    # the KV-cache fields (issue 29) sit beside the RoPE config, each with its own source: never inside "config"
+    assert all(set(m["kv"]["source"]) == {"repository", "path", "commit"} for m in models)
+    assert all("num_key_value_heads" not in json.dumps(m["config"]) for m in models)
     assert all(set(m["source"]) == {"repository", "path", "commit", "note", "cross_checked"} for m in models)
 
 

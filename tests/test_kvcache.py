@@ -1,0 +1,315 @@
+"""posenc_helpers.kvcache: every bundled model against a literal count from the raw fields, properties, named errors."""
+
+from __future__ import annotations
+
+import literal_kvcache as lit
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from posenc_helpers import kvcache as kc
+from posenc_helpers.configs import bundled_configs, bundled_kv_fields, bundled_sources
+
+NAMES = list(bundled_configs("all"))
+# contexts around every window the bundled models have (128, 1,024, 4,096, 262,144) and the issue's three
+CONTEXTS = [1, 2, 126, 127, 128, 1022, 1023, 1024, 4094, 4095, 4096, 8192, 131072, 262143, 262144, 1048576]
+
+
+# --- the bundled data -----------------------------------------------------------------------------------------------
+
+def test_every_bundled_model_has_kv_fields_with_a_source():
+    raw = lit.raw_models()
+    assert list(bundled_kv_fields()) == NAMES == list(raw) and len(NAMES) == 17
+    for name, kv in bundled_kv_fields().items():
+        assert kv["level"] in ("top", "text_config"), name
+        assert set(kv["source"]) == {"repository", "path", "commit"} and len(kv["source"]["commit"]) == 40, name
+        assert kv["note"] and isinstance(kv["not_found"], list), name
+        assert "num_hidden_layers" in kv["fields"] or "n_layer" in kv["fields"], name
+        for other in kv["also"]:
+            assert {"repository", "path", "commit", "fields", "note"} <= set(other), name
+        # the RoPE config (what notebooks 11 and 14 read) holds none of the KV-only keys
+        config = raw[name]["config"]
+        lang = config.get("text_config", config)
+        assert "num_key_value_heads" not in lang and "dtype" not in config and "torch_dtype" not in config, name
+
+
+def test_kv_fields_agree_with_the_rope_config_where_both_state_a_key():
+    for name in NAMES:
+        config, kv = kc.bundled_kv_config(name), bundled_kv_fields()[name]
+        lang = config.get("text_config", config) if kv["level"] == "text_config" else config
+        assert all(lang[k] == x for k, x in kv["fields"].items()), name
+        # bundled_configs still returns the RoPE config alone
+        assert "num_key_value_heads" not in str(bundled_configs("all")[name]), name
+
+
+def test_the_sources_of_kv_and_rope_fields_are_the_same_files_where_the_data_says_so():
+    for name in NAMES:
+        kv, rope = bundled_kv_fields()[name]["source"], bundled_sources("all")[name]
+        if kv["repository"] == rope["repository"]:
+            assert kv["path"] == rope["path"], name
+
+
+def test_the_three_models_without_a_dtype_are_named_and_refused():
+    missing = [name for name in NAMES if "torch_dtype" in bundled_kv_fields()[name]["not_found"]]
+    assert missing == ["GPT-NeoX-20B", "GPT-J-6B", "gpt-oss-20b"]
+    for name in missing:
+        with pytest.raises(ValueError, match="bytes_per_number="):
+            kc.kv_cache(kc.bundled_kv_config(name), 8192)
+
+
+# --- every bundled model against the literal count ------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_bundled_model_agrees_with_the_literal_count(name):
+    entry, config = lit.raw_models()[name], kc.bundled_kv_config(name)
+    layers, _notes = kc.kv_layers(config)
+    size = lit.bytes_per_number(*lit.language_fields(entry))
+    for n in CONTEXTS:
+        numbers, total = lit.literal_cache(entry, n)
+        cache = kc.kv_cache(config, n, bytes_per_number=None if size else 2)
+        counted = sum(x.numbers_per_token * t + x.conv_state_numbers + x.recurrent_state_numbers
+                      for x, t in zip(cache.layers, cache.layer_tokens, strict=True))
+        assert counted == numbers, (name, n)
+        if total is not None:
+            assert cache.total_bytes == total == int(kc.kv_bytes(config, [n])[0]), (name, n)
+    assert len(layers) == len(lit.layer_plan(lit.language_fields(entry)[0])), name
+
+
+def test_the_table_rows_agree_with_the_literal_count():
+    rows = kc.kv_table()
+    assert [r["name"] for r in rows] == NAMES
+    for row in rows:
+        entry = lit.raw_models()[row["name"]]
+        for n in kc.CONTEXTS:
+            numbers, total = lit.literal_cache(entry, n)
+            assert row["numbers"][n] == numbers and row["bytes"][n] == total, row["name"]
+            assert row["bytes_per_token"][n] == (None if total is None else total / n)
+    text = kc.kv_table_text()
+    assert all(name in text for name in NAMES) and "per token @8K" in text and "@1M" in text
+
+
+def test_the_table_marks_contexts_beyond_the_declared_one():
+    rows = {r["name"]: r for r in kc.kv_table()}
+    assert rows["Llama 2 7B"]["beyond"] == {8192: True, 131072: True, 1048576: True}       # 4,096 declared
+    assert rows["Llama 3.1 8B"]["beyond"] == {8192: False, 131072: False, 1048576: True}   # 131,072 declared
+    assert rows["Qwen2.5-VL 7B Instruct"]["beyond"][131072]                                # 128,000 declared
+
+
+# --- the counting rules, each from the transformers code it follows ------------------------------------------------
+
+@pytest.mark.parametrize("window, chunks", [(4, [1] * 10), (4, [10]), (4, [2, 5, 1, 1]), (1024, [3000, 1, 1]),
+                                             (2, [1, 1, 1]), (1, [3, 2]), (128, [50, 50, 50, 1])])
+def test_a_sliding_layer_holds_what_dynamic_sliding_window_layer_update_keeps(window, chunks):
+    # prefill in chunks, then decode: the list transcription of full_key_states[:, :, -W + 1:, :]
+    layer = kc.LayerCache(0, "sliding_attention", "sliding", window, True, 2, window - 1 if window > 1 else None)
+    assert layer.tokens(sum(chunks)) == lit.sliding_cache_by_updates(window, chunks)
+
+
+def test_a_window_of_one_keeps_every_token_as_the_slice_does():
+    cfg = {"model_type": "mistral", "num_hidden_layers": 2, "num_key_value_heads": 1, "head_dim": 4,
+           "sliding_window": 1, "dtype": "float32"}
+    assert kc.kv_cache(cfg, 50).layer_tokens == (50, 50)       # full_key_states[:, :, 0:, :]
+    assert lit.sliding_cache_by_updates(1, [50]) == 50
+
+
+def test_deepseek_v3_mla_576_against_40960_from_its_fields():
+    fields = bundled_kv_fields()["DeepSeek-V3"]["fields"]
+    config = kc.bundled_kv_config("DeepSeek-V3")
+    latent = fields["kv_lora_rank"] + fields["qk_rope_head_dim"]
+    heads = fields["num_attention_heads"]
+    expanded = heads * (fields["qk_nope_head_dim"] + fields["qk_rope_head_dim"]) + heads * fields["v_head_dim"]
+    assert (latent, expanded) == (576, 40960)
+    for mla, per_token in (("transformers", latent), ("latent", latent), ("expanded", expanded)):
+        layers, _ = kc.kv_layers(config, mla=mla)
+        assert {x.numbers_per_token for x in layers} == {per_token} and len(layers) == fields["num_hidden_layers"]
+        assert kc.kv_cache(config, 1000, mla=mla).total_bytes == 61 * per_token * 1000 * 2
+    assert kc.kv_layers(config, mla="expanded")[0][0].cached == "128 heads × (128 + 64) keys + 128 × 128 values"
+
+
+def test_qwen35_linear_layers_keep_a_fixed_state_counted_from_its_fields():
+    f = kc.bundled_kv_config("Qwen3.5 9B")["text_config"]
+    layers, _ = kc.kv_layers(kc.bundled_kv_config("Qwen3.5 9B"))
+    linear = [x for x in layers if x.kind == "linear"]
+    conv = (2 * f["linear_num_key_heads"] * f["linear_key_head_dim"]
+            + f["linear_num_value_heads"] * f["linear_value_head_dim"]) * f["linear_conv_kernel_dim"]
+    recurrent = f["linear_num_value_heads"] * f["linear_key_head_dim"] * f["linear_value_head_dim"]
+    assert len(linear) == 24 and {(x.conv_state_numbers, x.recurrent_state_numbers) for x in linear} == {(conv, recurrent)}
+    cache = kc.kv_cache(kc.bundled_kv_config("Qwen3.5 9B"), 10)
+    assert cache.state_bytes == 24 * (conv * 2 + recurrent * 4)
+    assert cache.total_bytes == cache.state_bytes + 8 * 2 * f["num_key_value_heads"] * f["head_dim"] * 10 * 2
+
+
+def gemma3n(layers=10, shared=4, window=16, kv_heads=2, head_dim=8):
+    return {"model_type": "gemma3n_text", "num_hidden_layers": layers, "num_kv_shared_layers": shared,
+            "sliding_window": window, "num_key_value_heads": kv_heads, "head_dim": head_dim, "dtype": "bfloat16"}
+
+
+def test_gemma3n_shared_layers_cache_nothing_and_read_the_last_of_their_type():
+    layers, _ = kc.kv_layers(gemma3n())
+    # every 5th layer full: types s s s s f s | s s s f; the last 4 (6 … 9) reuse layer 4 (full) or 5 (sliding)
+    assert [x.kind for x in layers] == ["sliding"] * 4 + ["full", "sliding"] + ["shared"] * 4
+    assert [x.shares for x in layers[6:]] == [5, 5, 5, 4]
+    assert kc.kv_layers({**gemma3n(), "num_kv_shared_layers": 0})[0][9].kind == "full"
+
+
+def test_gemma3n_without_num_kv_shared_layers_shares_15_as_its_config_class_does():
+    cfg = gemma3n(layers=35)
+    del cfg["num_kv_shared_layers"]
+    layers, notes = kc.kv_layers(cfg)
+    assert sum(x.kind == "shared" for x in layers) == 15 and any("num_kv_shared_layers: 15" in n for n in notes)
+
+
+def test_gemma4_full_layers_use_the_global_head_dim_and_its_kv_heads_with_k_eq_v():
+    cfg = {"model_type": "gemma4_text", "num_hidden_layers": 6, "sliding_window": 64, "num_key_value_heads": 4,
+           "head_dim": 32, "global_head_dim": 128, "dtype": "bfloat16"}
+    layers, _ = kc.kv_layers(cfg)
+    assert [x.numbers_per_token for x in layers] == [2 * 4 * 32] * 5 + [2 * 4 * 128]
+    layers, _ = kc.kv_layers({**cfg, "attention_k_eq_v": True, "num_global_key_value_heads": 1})
+    assert layers[5].numbers_per_token == 2 * 1 * 128      # keys and values both cached, even when v = k
+    layers, _ = kc.kv_layers({**cfg, "num_kv_shared_layers": 6})
+    assert all(x.kind == "shared" for x in layers)         # every layer "reuse": nothing cached
+
+
+def test_family_defaults_when_the_config_leaves_a_size_out():
+    base = {"num_hidden_layers": 2, "hidden_size": 512, "num_attention_heads": 8, "dtype": "float32"}
+    cases = {"llama": 2 * 8 * 64, "mistral": 2 * 8 * 64, "qwen2": 2 * 32 * 64, "qwen3": 2 * 32 * 128,
+             "gpt_oss": 2 * 8 * 64, "olmo3": 2 * 8 * 64, "exaone4": 2 * 32 * 64}
+    for model_type, per_token in cases.items():
+        layers, notes = kc.kv_layers({**base, "model_type": model_type})
+        assert layers[0].numbers_per_token == per_token, model_type
+        assert any("num_key_value_heads" in n for n in notes), model_type
+    # GPT-J and GPT-NeoX have no grouped-query attention: a stated num_key_value_heads is not read
+    gptj = {"model_type": "gptj", "n_layer": 2, "n_head": 4, "n_embd": 256, "rotary_dim": 16, "num_key_value_heads": 1}
+    assert kc.kv_layers(gptj)[0][0].numbers_per_token == 2 * 4 * 64
+
+
+# --- properties ------------------------------------------------------------------------------------------------------
+
+layer_counts = st.integers(1, 24)
+windows = st.integers(2, 5000)
+
+
+@settings(max_examples=40, deadline=None)
+@given(layer_counts, st.integers(0, 7), windows, st.integers(1, 16), st.sampled_from([32, 64, 128]),
+       st.lists(st.integers(1, 2_000_000), min_size=2, max_size=6))
+def test_cache_bytes_never_fall_as_the_context_grows(layers, ratio, window, kv, head, contexts):
+    cfg = kc.hypothetical_config(layers, ratio, window, kv, head, "bfloat16", 131072)
+    contexts = sorted(contexts)
+    assert np.all(np.diff(kc.kv_bytes(cfg, contexts)) >= 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(layer_counts, windows, st.integers(1, 16), st.integers(0, 10_000))
+def test_sliding_layers_stop_growing_past_w_minus_1(layers, window, kv, extra):
+    cfg = {"model_type": "gemma3_text", "num_hidden_layers": layers, "layer_types": ["sliding_attention"] * layers,
+           "sliding_window": window, "num_key_value_heads": kv, "head_dim": 64, "dtype": "float16"}
+    flat = kc.kv_bytes(cfg, [window - 1, window - 1 + extra])
+    assert flat[0] == flat[1] == layers * 2 * kv * 64 * (window - 1) * 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(layer_counts, st.integers(1, 64), st.sampled_from([16, 64, 128, 256]), st.sampled_from(list(kc.DTYPE_BYTES)),
+       st.integers(1, 10**7))
+def test_all_full_is_2_kv_d_layers_n_bytes(layers, kv, head, dtype, n):
+    cfg = kc.hypothetical_config(layers, 0, 512, kv, head, dtype, 131072)
+    assert kc.kv_cache(cfg, n).total_bytes == 2 * kv * head * layers * n * kc.DTYPE_BYTES[dtype]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(5, 20), st.data(), st.integers(1, 100_000))
+def test_sharing_never_adds_and_removes_exactly_the_shared_layers(layers, data, n):
+    shared = data.draw(st.integers(0, layers - 5))  # leave the first five, which hold both types
+    with_sharing, without = gemma3n(layers, shared), gemma3n(layers, 0)
+    cache, alone = kc.kv_cache(with_sharing, n), kc.kv_cache(without, n)
+    assert cache.total_bytes <= alone.total_bytes
+    assert cache.total_bytes == sum(alone.layer_bytes[: layers - shared])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.integers(1, 6)), min_size=1, max_size=5), st.integers(1, 14))
+def test_receptive_field_matches_propagating_dependencies(windows, n):
+    assert kc.receptive_field(windows, n).tolist() == lit.reach_by_simulation(windows, n)
+
+
+def test_receptive_field_of_a_stack_of_sliding_layers():
+    # Mistral 7B: 32 layers of 4,096 reach 32 · 4,095 = 131,040 tokens back (its paper's "W × k" is 131,072)
+    layers, _ = kc.kv_layers(kc.bundled_kv_config("Mistral 7B"))
+    assert kc.receptive_field([x.window for x in layers], 10**6)[-1] == 32 * 4095
+    assert kc.receptive_field([x.window for x in layers], 5000).tolist()[:2] == [4095, 4999]
+
+
+def test_hypothetical_config_with_gemma3s_settings_caches_what_gemma3_27b_does():
+    f = bundled_kv_fields()["Gemma 3 27B"]["fields"]
+    cfg = kc.hypothetical_config(f["num_hidden_layers"], 5, f["sliding_window"], f["num_key_value_heads"],
+                                 f["head_dim"], "bfloat16", 131072)
+    assert cfg["layer_types"] == f["layer_types"]
+    contexts = [1, 1023, 1024, 8192, 131072, 1048576]
+    assert kc.kv_bytes(cfg, contexts).tolist() == kc.kv_bytes(kc.bundled_kv_config("Gemma 3 27B"), contexts).tolist()
+
+
+# --- named errors -------------------------------------------------------------------------------------------------
+
+def test_named_errors():
+    llama = kc.bundled_kv_config("Llama 3.1 8B")
+    with pytest.raises(ValueError, match="context must be a positive integer, got 0"):
+        kc.kv_cache(llama, 0)
+    with pytest.raises(TypeError, match="context must be a positive integer, got 1.5"):
+        kc.kv_cache(llama, 1.5)
+    with pytest.raises(ValueError, match="contexts must be positive integers"):
+        kc.kv_bytes(llama, [8192, 0])
+    with pytest.raises(ValueError, match="mla must be one of 'transformers', 'latent', 'expanded', got 'naive'"):
+        kc.kv_cache(llama, 10, mla="naive")
+    with pytest.raises(ValueError, match="bytes_per_number must be a positive integer, got 0"):
+        kc.kv_cache(llama, 10, bytes_per_number=0)
+    with pytest.raises(ValueError, match="states no dtype .* pass bytes_per_number="):
+        kc.kv_bytes(kc.bundled_kv_config("gpt-oss-20b"), [10])
+    with pytest.raises(ValueError, match=r"torch_dtype 'fp8' is not one the counter knows"):
+        kc.dtype_bytes({"torch_dtype": "fp8"})
+    with pytest.raises(ValueError, match="dtypes disagree"):
+        kc.dtype_bytes({"dtype": "bfloat16", "text_config": {"dtype": "float32"}})
+    with pytest.raises(TypeError, match="config must be a dict"):
+        kc.kv_layers("llama")
+    with pytest.raises(ValueError, match="name must be one of the bundled models"):
+        kc.bundled_kv_config("Llama 5")
+
+
+def test_what_the_counter_refuses_by_name():
+    with pytest.raises(ValueError, match="num_key_value_heads is missing, and for model_type 'newarch'"):
+        kc.kv_layers({"model_type": "newarch", "num_hidden_layers": 2, "head_dim": 8})
+    with pytest.raises(ValueError, match="head_dim is missing, and for a config without model_type"):
+        kc.kv_layers({"num_hidden_layers": 2, "num_key_value_heads": 2, "hidden_size": 64, "num_attention_heads": 4})
+    with pytest.raises(ValueError, match="modernbert.* encoder"):
+        kc.kv_layers({"model_type": "modernbert", "num_hidden_layers": 3})
+    with pytest.raises(ValueError, match="use_bidirectional_attention = True"):
+        kc.kv_layers({"model_type": "gemma3_text", "num_hidden_layers": 6, "use_bidirectional_attention": True})
+    with pytest.raises(ValueError, match="layer_types: model_type 'mistral' declares none"):
+        kc.kv_layers({"model_type": "mistral", "num_hidden_layers": 2, "layer_types": ["full_attention"] * 2})
+    with pytest.raises(ValueError, match="num_kv_shared_layers: model_type 'llama'"):
+        kc.kv_layers({"model_type": "llama", "num_hidden_layers": 2, "num_attention_heads": 2, "hidden_size": 8,
+                      "num_kv_shared_layers": 1})
+    with pytest.raises(ValueError, match="num_kv_shared_layers must be an integer from 0 to the 10 layers, got 11"):
+        kc.kv_layers(gemma3n(shared=11))
+    with pytest.raises(ValueError, match="equals num_hidden_layers"):
+        kc.kv_layers(gemma3n(shared=10))
+    with pytest.raises(ValueError, match="num_key_value_heads is null, which model_type 'gemma3' does not read"):
+        kc.kv_layers({"model_type": "gemma3_text", "num_hidden_layers": 6, "num_key_value_heads": None})
+    with pytest.raises(ValueError, match="num_attention_heads is missing, and llama's code sizes its keys from it"):
+        kc.kv_layers({"model_type": "llama", "num_hidden_layers": 2, "head_dim": 8})
+
+
+def test_receptive_field_and_hypothetical_config_name_their_arguments():
+    with pytest.raises(ValueError, match=r"layer_windows\[1\] must be a positive integer, got 0"):
+        kc.receptive_field([4, 0], 10)
+    with pytest.raises(TypeError, match="layer_windows must be a sequence"):
+        kc.receptive_field(4, 10)
+    with pytest.raises(ValueError, match="context must be a positive integer, got -1"):
+        kc.receptive_field([4], -1)
+    with pytest.raises(ValueError, match="local_per_global must be an integer ≥ 0"):
+        kc.hypothetical_config(6, -1, 512, 8, 128, "bfloat16", 1024)
+    with pytest.raises(ValueError, match="dtype must be one of bfloat16, float16, float32, got 'int8'"):
+        kc.hypothetical_config(6, 1, 512, 8, 128, "int8", 1024)
+    with pytest.raises(ValueError, match="window must be a positive integer, got 0"):
+        kc.hypothetical_config(6, 1, 0, 8, 128, "bfloat16", 1024)
+    with pytest.raises(ValueError, match="layers must be a positive integer, got 0"):
+        kc.hypothetical_config(0, 1, 512, 8, 128, "bfloat16", 1024)

@@ -171,6 +171,16 @@ def test_gemma4_full_layers_use_the_global_head_dim_and_its_kv_heads_with_k_eq_v
     assert all(x.kind == "shared" for x in layers)         # every layer "reuse": nothing cached
 
 
+def test_llama4_chunked_layers_keep_chunk_minus_1_and_its_nope_layers_keep_everything():
+    # Llama4TextConfig: every 4th layer NoPE and full attention, the others chunked (attention_chunk_size 8192);
+    # DYNAMIC_LAYER_TYPE_MAPPING caches "chunked_attention" in a DynamicSlidingWindowLayer of the chunk size
+    cfg = {"model_type": "llama4_text", "num_hidden_layers": 8, "num_attention_heads": 8, "num_key_value_heads": 2,
+           "head_dim": 16, "rope_theta": 5e5, "dtype": "bfloat16"}
+    layers, _ = kc.kv_layers(cfg)
+    assert [(x.kind, x.rope, x.holds) for x in layers[:4]] == [("chunked", True, 8191)] * 3 + [("full", False, None)]
+    assert kc.kv_cache(cfg, 20000).total_bytes == (6 * 8191 + 2 * 20000) * 2 * 2 * 16 * 2
+
+
 def test_family_defaults_when_the_config_leaves_a_size_out():
     base = {"num_hidden_layers": 2, "hidden_size": 512, "num_attention_heads": 8, "dtype": "float32"}
     cases = {"llama": 2 * 8 * 64, "mistral": 2 * 8 * 64, "qwen2": 2 * 32 * 64, "qwen3": 2 * 32 * 128,

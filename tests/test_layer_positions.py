@@ -549,3 +549,20 @@ def test_the_qk_norm_comparison_catches_a_planted_misreading(monkeypatch):
     monkeypatch.setattr(configs_families, "_LLAMA4_QK_NORM", QKNorm("before_rope", "head", "rms", "none"))
     with pytest.raises(AssertionError):
         assert_matches_hf(cfg)
+
+
+def test_a_config_without_head_dim_takes_its_class_default_not_hidden_over_heads():
+    # Qwen3Config and Qwen3VLTextConfig state head_dim = 128, Qwen3_5TextConfig 256 (transformers 5.24.0,
+    # configuration_qwen3.py, configuration_qwen3_vl.py, configuration_qwen3_5.py); Qwen2Config states none, so
+    # Qwen2's code takes hidden_size // num_attention_heads. Hidden 1024 over 16 heads is 64, unlike either.
+    sizes = {"num_hidden_layers": 4, "hidden_size": 1024, "num_attention_heads": 16, "rope_theta": 1e6}
+    widths = {t: {x.head_dim for x in layer_positions({**sizes, "model_type": t}) if x.rope}
+              for t in ("qwen2", "qwen3", "qwen3_vl_text", "qwen3_5_text")}
+    assert widths == {"qwen2": {64}, "qwen3": {128}, "qwen3_vl_text": {128}, "qwen3_5_text": {256}}
+    said = describe_config({**sizes, "model_type": "qwen3"})
+    assert "all 128 dims of each head (head_dim assumed: the config class's default)" in said, said
+    assert "assumed" not in describe_config({**sizes, "model_type": "qwen2"})
+    assert len(layer_positions({**sizes, "model_type": "qwen3"})[0].inv_freq) == 64  # 128 dims: 64 pairs
+    # Qwen3.5 with only linear-attention layers (its first full layer is the fourth): records, not a StopIteration
+    linear_only = layer_positions({**sizes, "num_hidden_layers": 2, "model_type": "qwen3_5_text"})
+    assert [(x.layer_type, x.rope) for x in linear_only] == [("linear_attention", False)] * 2

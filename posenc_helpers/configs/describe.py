@@ -138,6 +138,8 @@ def describe_config(config) -> str:
         width = f"all {s.head_dim} dims of each head"
     else:
         width = f"the first {s.rotary_dim} of {s.head_dim} dims of each head"
+    if any(n.startswith("no head_dim") for n in s.notes):
+        width += " (head_dim assumed: the config class's default)"
     base = f"base {s.base:,.0f}"
     if any(n.startswith("no rope_theta") for n in s.notes):
         base += " (assumed: the config names no base)"

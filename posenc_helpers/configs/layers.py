@@ -31,7 +31,7 @@ from .families import (
     _window,
 )
 from .records import LayerPositions, llama4_query_temperature, llama_4_scaling_temperature
-from .single import DEFAULT_BASE, _number, _phi3, _single_frequencies, rope_settings
+from .single import _HEAD_DIM_DEFAULTS, DEFAULT_BASE, _head_dim, _number, _phi3, _single_frequencies, rope_settings
 
 
 def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[str], str]:
@@ -57,7 +57,10 @@ def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[st
     kinds = {t: _layer_kind(config, family, t, p, head[t], hf_nested, len(params) == 1, notes)
              for t, p in params.items()}
     layout = _layout(config, family)
-    records = [_record(config, family, t, r, kinds, qk_width or head.get(t, next(iter(head.values()))), layout)
+    # a layer type without RoPE parameters (linear attention) takes the attention layers' width, or with none
+    # (a config of linear-attention layers only) the config's own head width
+    fallback = next(iter(head.values()), None) or _head_dim(config)
+    records = [_record(config, family, t, r, kinds, qk_width or head.get(t, fallback), layout)
                for t, r in zip(types, rope, strict=True)]
     kinds_present = {(r.layer_type, r.rope) for r in records}
     for key, default, relevant in _CLASS_DEFAULTS.get(family, ()):
@@ -98,6 +101,10 @@ def _head_widths(config: dict, family: str, params: dict, notes: list[str]) -> t
     elif family in ("gemma2", "gemma3", "gemma3n", "gemma4") or family == "qwen3_next":
         common = 256
         notes.append("no head_dim: 256 assumed (the config class's default)")
+    elif config.get("model_type") in _HEAD_DIM_DEFAULTS:
+        # the config class states head_dim, so transformers never falls back to hidden_size / heads
+        common = _HEAD_DIM_DEFAULTS[config["model_type"]]
+        notes.append(f"no head_dim: {common} assumed (the config class's default)")
     else:
         common = rope_settings({**config, "rope_scaling": None, "rope_parameters": None}).head_dim
     head = {t: common for t in params}

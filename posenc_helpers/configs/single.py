@@ -141,7 +141,7 @@ def rope_settings(config) -> RopeSettings:
     params, where = _scaling_dict(config)
     notes: list[str] = []
     base = _base(config, params, where, notes)
-    head_dim = _head_dim(config)
+    head_dim = _head_dim(config, notes)
     rotary_dim, fraction_key = _rotary_dim(config, params, head_dim, notes)
     rope_type = _rope_type(params, where, notes)
     if rope_type == "proportional":
@@ -184,10 +184,21 @@ def _base(config: dict, params: dict, where: str, notes: list[str]) -> float:
     return base
 
 
-def _head_dim(config: dict) -> int:
-    """head_dim, else hidden_size // num_attention_heads, else n_embd // n_head (GPT-J's names)."""
+#: head_dim of the config classes, in transformers 5.24.0, that state one where the family's other classes do not:
+#: Qwen3Config and Qwen3VLTextConfig 128, Qwen3_5TextConfig 256 (their modeling code reads config.head_dim first).
+_HEAD_DIM_DEFAULTS = {"qwen3": 128, "qwen3_vl": 128, "qwen3_vl_text": 128, "qwen3_5": 256, "qwen3_5_text": 256}
+
+
+def _head_dim(config: dict, notes: list[str] | None = None) -> int:
+    """head_dim, else the config class's own default (:data:`_HEAD_DIM_DEFAULTS`), else hidden_size //
+    num_attention_heads, else n_embd // n_head (GPT-J's names)."""
     if config.get("head_dim"):
         return v.positive_int("head_dim", config["head_dim"])
+    if config.get("model_type") in _HEAD_DIM_DEFAULTS:
+        width = _HEAD_DIM_DEFAULTS[config["model_type"]]
+        if notes is not None:
+            notes.append(f"no head_dim: {width} assumed (the config class's default)")
+        return width
     if config.get("hidden_size") is not None and config.get("num_attention_heads") is not None:
         return v.positive_int("hidden_size", config["hidden_size"]) // v.positive_int(
             "num_attention_heads", config["num_attention_heads"]

@@ -194,12 +194,13 @@ def test_pass_summary_stops_at_up_to():
 # ---------------------------------------------------------------------------------------------
 
 # Table 2 as printed: https://arxiv.org/abs/2405.14591 (§4.3). The paper states neither d nor whether 1k = 1,000.
-TABLE_2 = {"1k": 4.3e3, "2k": 1.6e4, "4k": 2.7e4, "8k": 8.4e4, "16k": 3.1e5, "32k": 6.4e5}
+TABLE_2 = {"1k": 4.3e3, "2k": 1.6e4, "4k": 2.7e4, "8k": 8.4e4, "16k": 3.1e5, "32k": 6.4e5, "64k": 2.1e6, "128k": 7.8e6,
+           "256k": 3.6e7, "512k": 6.4e7, "1M": 5.1e8}
 
 
 def test_table_2_is_the_module_constant():
-    assert {k: v for k, v in bb.PAPER_TABLE_2 if k in TABLE_2} == TABLE_2
-    assert [k for k, _ in bb.PAPER_TABLE_2] == ["1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k", "1M"]
+    assert dict(bb.PAPER_TABLE_2) == TABLE_2
+    assert [k for k, _ in bb.PAPER_TABLE_2] == list(TABLE_2)
 
 
 @pytest.mark.parametrize(("label", "context"), [("1k", 1024), ("4k", 4096), ("8k", 8192)])
@@ -224,6 +225,19 @@ def test_table_2_printed_value_fails_where_ours_passes(label, context, ours):
     assert float(f"{got:.1e}") == ours
     m = bb.first_negative(TABLE_2[label], context, head_dim=128)
     assert m is not None and literal_sum(literal_thetas(TABLE_2[label], 128), m) < 0
+
+
+@pytest.mark.parametrize(("label", "context"), [("4k", 4096), ("128k", 131072), ("256k", 262144),
+                                              ("512k", 524288), ("1M", 1048576)])
+def test_table_2_printed_values_fail_at_their_own_context(label, context):
+    # read as 1,024-multiples: B_m < 0 at some m ≤ context for the printed base (the loop checks that one m)
+    m = bb.first_negative(TABLE_2[label], context, head_dim=128)
+    assert m is not None and literal_sum(literal_thetas(TABLE_2[label], 128), m) < 0
+
+
+def test_table_2_64k_passes():
+    assert bb.passes(TABLE_2["64k"], 65536, head_dim=128)
+    assert literal_first_negative(literal_thetas(TABLE_2["64k"], 128), 65536) is None
 
 
 # ---------------------------------------------------------------------------------------------

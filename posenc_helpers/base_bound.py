@@ -71,7 +71,10 @@ __all__ = [
 
 #: Men et al. 2024 (arXiv 2405.14591), Table 2, "Context length and its corresponding lower bound of RoPE's
 #: base", as printed: (column label, lower bound). The paper does not say whether "1k" is 1,000 or 1,024 (its text:
-#: "context length ranging from 1,000 to one million") nor which head dimension it used.
+#: "context length ranging from 1,000 to one million") nor which head dimension it used. Read at head_dim 128 with
+#: 1k = 1,024, :func:`base_lower_bound` agrees to two digits at 1k, 4k, 8k, 64k and 512k; at 2k the printed 1.6e4
+#: is the first passing two-digit base (the smallest is 1.16e4; 1.2e4 to 1.5e4 fail); the printed values at 4k, 16k,
+#: 32k, 128k, 256k, 512k and 1M themselves fail (tests/test_base_bound.py checks each).
 PAPER_TABLE_2 = (
     ("1k", 4.3e3), ("2k", 1.6e4), ("4k", 2.7e4), ("8k", 8.4e4), ("16k", 3.1e5), ("32k", 6.4e5),
     ("64k", 2.1e6), ("128k", 7.8e6), ("256k", 3.6e7), ("512k", 6.4e7), ("1M", 5.1e8),

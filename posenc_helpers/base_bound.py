@@ -33,7 +33,10 @@ which the paper solves numerically (its Table 2). Here:
   :func:`scan_bases` says which bases pass between two values, so
   :func:`pass_summary` can say whether every grid base above the smallest one
   passes;
-* :func:`config_bounds` applies the check to each kind of layer of a real config.
+* :func:`config_bounds` applies the check to each kind of layer of a real config;
+  ``bounds="stored"`` reads Eq. 11 from ``data/base_bounds.json`` (:func:`stored_bounds`), written by
+  ``python -m posenc_helpers.base_bound`` for every bundled model and the paper's Table 2, since a bound at
+  128K tokens or more takes tens of seconds to compute.
 
 How B is summed: cos((m₀ + j)θ) = cos m₀θ · cos jθ − sin m₀θ · sin jθ, so a block of
 positions is one product of a (blocks × 2K) and a (2K × C) table (einsum: no
@@ -45,9 +48,13 @@ Taught in notebooks/16-position-at-inference.ipynb.
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
+import sys
 from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
@@ -67,6 +74,10 @@ __all__ = [
     "pass_summary",
     "LayerBound",
     "config_bounds",
+    "BOUNDS_FILE",
+    "stored_bounds",
+    "bound_pairs",
+    "write_bounds",
 ]
 
 #: Men et al. 2024 (arXiv 2405.14591), Table 2, "Context length and its corresponding lower bound of RoPE's
@@ -496,12 +507,67 @@ def _kinds(config: dict) -> list[tuple[dict, np.ndarray | None, int]]:
     return [tuple(k) for k in kinds.values()]
 
 
-def config_bounds(config, *, context=None, step=1e-3) -> list[LayerBound]:
+#: Where :func:`write_bounds` stores Eq. 11's bounds (package data).
+BOUNDS_FILE = "data/base_bounds.json"
+#: The grid step and tolerance the stored bounds were computed with (:func:`base_lower_bound`'s defaults).
+BOUNDS_STEP, BOUNDS_RTOL = 1e-3, 1e-9
+
+
+def stored_bounds() -> dict[tuple[int, int], float]:
+    """Eq. 11's smallest passing base by (context, head_dim), as :func:`write_bounds` stored them.
+
+    Each was computed by :func:`base_lower_bound` with its default step and tolerance; ``tests/test_base_bound.py``
+    checks that each passes and that a base 1e-6 below it fails, and a ``full`` test recomputes them all.
+
+    >>> round(stored_bounds()[(4096, 128)])          # Men et al.'s Table 2 prints 2.7e4 for 4k
+    26952
+    """
+    text = resources.files("posenc_helpers").joinpath(BOUNDS_FILE).read_text(encoding="utf-8")
+    return {(row["context"], row["head_dim"]): row["bound"] for row in json.loads(text)["bounds"]}
+
+
+def bound_pairs() -> list[tuple[int, int]]:
+    """Every (context, rotated width) :func:`write_bounds` stores: each bundled model's kinds of layer, Table 2."""
+    from .configs import bundled_configs
+    from .kvcache import bundled_kv_config
+
+    pairs = {(c * 1024, 128) for c in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)}
+    for name in bundled_configs("all"):
+        config = bundled_kv_config(name)
+        full = _declared_context(config)
+        for fields, _inv, _count in _kinds(config):
+            if fields["rope"]:
+                pairs.add((full if fields["window"] is None else fields["window"] - 1, fields["rotary_dim"]))
+    return sorted(pairs)
+
+
+def write_bounds(path=None, *, log=print) -> dict:
+    """Compute :func:`base_lower_bound` for every pair of :func:`bound_pairs` and write ``data/base_bounds.json``."""
+    import time
+
+    rows = []
+    for context, head_dim in bound_pairs():
+        t0 = time.perf_counter()
+        bound = base_lower_bound(context, head_dim, step=BOUNDS_STEP, rtol=BOUNDS_RTOL)
+        rows.append({"context": context, "head_dim": head_dim, "bound": bound})
+        log(f"context {context:>9,}  head_dim {head_dim:>3}: {bound:.6g} ({time.perf_counter() - t0:.1f} s)")
+    table = {"about": "Eq. 11 of Men et al. 2024 (smallest base with B_m >= 0 for every integer m in [0, context]), "
+                      "computed by posenc_helpers.base_bound.base_lower_bound with step 1e-3 and rtol 1e-9 for "
+                      "every (context, rotated width) of the bundled models and of the paper's Table 2; written by "
+                      "`python -m posenc_helpers.base_bound`.",
+             "step": BOUNDS_STEP, "rtol": BOUNDS_RTOL, "bounds": rows}
+    target = Path(path) if path is not None else Path(__file__).parent / BOUNDS_FILE
+    target.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
+    return table
+
+
+def config_bounds(config, *, context=None, step=1e-3, bounds="compute") -> list[LayerBound]:
     """Men et al.'s check for each kind of layer of a config (one :class:`LayerBound` per kind, in layer order).
 
     ``context`` overrides the declared ``max_position_embeddings`` for the full-attention layers; sliding layers
     are always checked over their window. A multimodal RoPE (Qwen2-VL) is checked as text, where its three
-    position ids are equal.
+    position ids are equal. ``bounds="stored"`` reads each bound from :func:`stored_bounds` instead of computing
+    it (and refuses, naming the pair, one that is not stored); ``"compute"`` computes it with ``step``.
 
     >>> cfg = {"head_dim": 16, "rope_theta": 10000.0, "max_position_embeddings": 256}
     >>> row, = config_bounds(cfg, step=0.01)
@@ -513,6 +579,17 @@ def config_bounds(config, *, context=None, step=1e-3) -> list[LayerBound]:
     _refuse_bidirectional(config)
     full = _declared_context(config) if context is None else _context(context)
     step = _step(step)
+    if bounds not in ("compute", "stored"):
+        raise ValueError(f"bounds must be 'compute' or 'stored', got {v._show(bounds)}")
+    table = stored_bounds() if bounds == "stored" else None
+
+    def bound_of(length, rd):
+        if table is None:
+            return base_lower_bound(length, rd, step=step)
+        if (length, rd) not in table:
+            raise ValueError(f"no stored bound for context {length} and head_dim {rd}: use bounds='compute'")
+        return table[length, rd]
+
     rows = []
     for fields, inv, count in _kinds(config):
         if not fields["rope"]:
@@ -523,8 +600,13 @@ def config_bounds(config, *, context=None, step=1e-3) -> list[LayerBound]:
         rd = fields["rotary_dim"]
         free = max(fields["head_dim"] // 2 - inv.size, 0)
         rows.append(LayerBound(
-            **fields, layers=count, context=length, bound=base_lower_bound(length, rd, step=step),
+            **fields, layers=count, context=length, bound=bound_of(length, rd),
             first_negative_base=_scan(_theta(fields["base"], rd), length),
             first_negative_model=_scan(inv, length),
             first_negative_head=_scan(np.concatenate([inv, np.zeros(free)]), length)))
     return rows
+
+
+if __name__ == "__main__":  # pragma: no cover - the maintainer's command
+    write_bounds()
+    sys.exit(0)

@@ -375,3 +375,39 @@ def test_every_bundled_model_is_read():
 def test_named_errors(call, error, message):
     with pytest.raises(error, match=re.escape(message)):
         call()
+
+
+# ---- the stored bounds (data/base_bounds.json) ------------------------------------------------------------
+
+
+def test_every_stored_bound_passes_and_a_hair_below_fails():
+    # local minimality by the literal loop's own check is too slow at 1M; first_negative is checked against the
+    # literal loop above, so each stored value is held to it here
+    stored = bb.stored_bounds()
+    assert set(stored) == set(bb.bound_pairs())
+    for (context, d), bound in stored.items():
+        assert bb.first_negative(bound, context, head_dim=d) is None, (context, d)
+        assert bb.first_negative(bound * (1 - 1e-6), context, head_dim=d) is not None, (context, d)
+
+
+def test_stored_bounds_are_what_base_lower_bound_computes_for_the_short_contexts():
+    for (context, d), bound in bb.stored_bounds().items():
+        if context <= 8192:
+            assert bb.base_lower_bound(context, d) == pytest.approx(bound, rel=1e-8), (context, d)
+
+
+@pytest.mark.full
+def test_every_stored_bound_is_recomputed():
+    for (context, d), bound in bb.stored_bounds().items():
+        assert bb.base_lower_bound(context, d, step=bb.BOUNDS_STEP, rtol=bb.BOUNDS_RTOL) == pytest.approx(
+            bound, rel=1e-8), (context, d)
+
+
+def test_config_bounds_reads_stored_bounds_as_it_computes_them():
+    cfg = {"head_dim": 128, "rope_theta": 10000.0, "max_position_embeddings": 4096}
+    (computed,), (stored,) = bb.config_bounds(cfg), bb.config_bounds(cfg, bounds="stored")
+    assert stored.bound == pytest.approx(computed.bound, rel=1e-8) and stored.above == computed.above
+    with pytest.raises(ValueError, match="no stored bound for context 4097 and head_dim 128: use bounds='compute'"):
+        bb.config_bounds({**cfg, "max_position_embeddings": 4097}, bounds="stored")
+    with pytest.raises(ValueError, match="bounds must be 'compute' or 'stored', got 'cached'"):
+        bb.config_bounds(cfg, bounds="cached")

@@ -439,7 +439,7 @@ class LayerBound:
       ``base``, ``factor``, ``rotary_dim``, ``head_dim``: from :func:`~posenc_helpers.configs.layer_positions`
       (or, for a config whose layers all turn alike, ``rope_settings``);
     * ``context``: the largest distance m checked: the declared ``max_position_embeddings`` (Men et al.'s L) for a
-      full-attention layer, window − 1 for a sliding or chunked one (transformers 5.24.0,
+      full-attention layer, window − 1 for a sliding or chunked one (or the context, if that is shorter) (transformers 5.24.0,
       ``masking_utils.sliding_window_overlay``: a key is seen when kv_idx > q_idx − window);
     * ``bound``: :func:`base_lower_bound` (context, rotary_dim): Eq. 11 for the rotated pairs;
     * ``first_negative_base``: with the unscaled θ_i = base^(−2i/rotary_dim);
@@ -537,7 +537,7 @@ def bound_pairs() -> list[tuple[int, int]]:
         full = _declared_context(config)
         for fields, _inv, _count in _kinds(config):
             if fields["rope"]:
-                pairs.add((full if fields["window"] is None else fields["window"] - 1, fields["rotary_dim"]))
+                pairs.add((_checked_length(fields["window"], full), fields["rotary_dim"]))
     return sorted(pairs)
 
 
@@ -559,6 +559,12 @@ def write_bounds(path=None, *, log=print) -> dict:
     target = Path(path) if path is not None else Path(__file__).parent / BOUNDS_FILE
     target.write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
     return table
+
+
+def _checked_length(window, full: int) -> int:
+    """The largest distance a layer compares: the context, or for a window W, W − 1 when that is shorter
+    (Phi-3-mini 128k's window of 262,144 is longer than its context of 131,072)."""
+    return full if window is None else min(window - 1, full)
 
 
 def config_bounds(config, *, context=None, step=1e-3, bounds="compute") -> list[LayerBound]:
@@ -596,7 +602,7 @@ def config_bounds(config, *, context=None, step=1e-3, bounds="compute") -> list[
             rows.append(LayerBound(**fields, layers=count, context=None, bound=None, first_negative_base=None,
                                    first_negative_model=None, first_negative_head=None))
             continue
-        length = full if fields["window"] is None else fields["window"] - 1
+        length = _checked_length(fields["window"], full)
         rd = fields["rotary_dim"]
         free = max(fields["head_dim"] // 2 - inv.size, 0)
         rows.append(LayerBound(

@@ -411,3 +411,12 @@ def test_config_bounds_reads_stored_bounds_as_it_computes_them():
         bb.config_bounds({**cfg, "max_position_embeddings": 4097}, bounds="stored")
     with pytest.raises(ValueError, match="bounds must be 'compute' or 'stored', got 'cached'"):
         bb.config_bounds(cfg, bounds="cached")
+
+
+def test_a_window_longer_than_the_context_is_checked_over_the_context():
+    # Phi-3-mini 128k: every layer slides over 262,144 tokens but the context is 131,072
+    cfg = {"model_type": "phi3", "head_dim": 16, "rope_theta": 10000.0, "max_position_embeddings": 300,
+           "sliding_window": 1000, "num_hidden_layers": 2}
+    (row,) = bb.config_bounds(cfg, step=0.01)
+    assert row.window == 1000 and row.context == 300
+    assert row.first_negative_base == literal_first_negative(literal_thetas(10000.0, 16), 300)

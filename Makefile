@@ -24,7 +24,7 @@ LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 PORT_FLAG := $(if $(PORT),--ServerApp.port=$(PORT),)
 
 .PHONY: install install-lessons install-lab install-book lessons lab test test-fast test-all lint lock lock-check binder book \
-        notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text lab-heldout present citation \
+        notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text lab-inference lab-heldout present citation \
         hf-reference clean
 
 $(PY):
@@ -207,6 +207,15 @@ lab-results-extra: $(VENV)/.installed
 # RoPE rows.
 lab-text: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.text
+
+# Notebook 16's stored data (tools/inference_lab.py): the text sweep's 8 RoPE models (read from the model
+# cache, else trained) written as float16 to posenc_helpers/data/text_rope/ with settings.json, streamed
+# through a rolling cache by posenc_helpers.streaming, and fine-tuned with ABF, into
+# posenc_helpers/data/inference_results.json; then the held-out seed's row (not shipped, no numbers
+# printed) into inference_results_heldout.json, which only the tests read.
+lab-inference: $(VENV)/.installed
+	$(PY) -m tools.inference_lab
+	$(PY) -m tools.inference_lab --held-out
 
 # Regenerate the held-out seeds' rows, which only the seed test reads: posenc_helpers/lab/results_heldout.json
 # (the headline and extra tasks for results.HELD_OUT, as the sweeps train them) and

@@ -352,3 +352,24 @@ def test_claims_read_what_they_say():
     assert S.CLAIMS[10].value(view) == pytest.approx(S.results()["rows"][0]["abf"]["bits"][4] - plain)
     assert S.uniform_share(4, first_query=63) == 4 / 64
     assert S.uniform_share(1) == pytest.approx(sum(1 / (i + 1) for i in range(4, 64)) / 60)
+
+
+def test_the_stored_rows_are_what_the_code_computes_from_the_shipped_files():
+    table = S.results()
+    tokens, offsets = S.streams()
+    assert table["settings"]["offsets"] == offsets.tolist() and table["seeds"] == list(S.seeds())
+    assert (table["settings"]["cache"], table["settings"]["sinks"]) == (S.CACHE, S.SINKS)
+    row = table["rows"][0]
+    out = S.evaluate(S.load_params(row["seed"]), tokens[:2], heads=4, dtype=np.float32)
+    for name in S.SETTINGS:
+        assert np.abs(out["bits"][name][:, S.CACHE :].mean(1) - row["bits"][name][:2]).max() < 1e-4, name
+    assert np.abs(out["first_weight"] - np.array(row["first_weight"][:2])).max() < 1e-4
+    assert np.abs(out["sink_weight"]["sinks"] - np.array(row["sink_weight"]["sinks"][:2])).max() < 1e-4
+
+
+def test_the_held_out_model_read_the_validation_text_as_the_text_labs_held_out_row():
+    # the held-out model is not shipped; its row's bits at L (float16-rounded weights) against the lab's JAX row
+    lab = json.loads((ROOT / "posenc_helpers" / "lab" / "text_results_heldout.json").read_text())
+    want = next(r["bits"][0] for r in lab["rows"] if r["scheme"] == "rope")
+    (row,) = S.results(held_out=True)["rows"]
+    assert abs(row["bits_at_L"] - want) < 0.002 and "not shipped" in S.results(held_out=True)["settings"]["weights"]

@@ -47,9 +47,10 @@ from .train import FINETUNE, Run, _seed, check_finetune, fit
 
 __all__ = [
     "TEXT_PATH", "RESULTS_PATH", "VOCAB", "DEFAULTS", "SEEDS", "TEXT_SCHEMES", "HELD_OUT_SEED", "FACTORS", "METHODS",
-    "YARN_BETA", "ABF_BASE", "FINETUNE_METHODS", "TextRun", "text", "encode", "decode", "split", "batch", "unigram_bits", "train", "bits_per_char",
-    "loss_by_position", "generate", "rope_omega", "finetune", "finetune_bits", "FINETUNE_LEN", "FINETUNE_STEPS", "sweep_row",
-    "sweep", "save", "load", "merge", "grow", "main", "HELD_OUT_PATH",
+    "YARN_BETA", "ABF_BASE", "FINETUNE_METHODS", "TextRun", "text", "encode", "decode", "split", "batch",
+    "unigram_bits", "train", "bits_per_char", "loss_by_position", "generate", "rope_omega", "finetune",
+    "finetune_bits", "FINETUNE_LEN", "FINETUNE_STEPS", "sweep_row", "sweep", "save", "load", "merge", "grow", "main",
+    "HELD_OUT_PATH",
 ]
 
 HERE = pathlib.Path(__file__).parent
@@ -84,8 +85,10 @@ METHODS = ("pi", "ntk", "yarn")
 YARN_BETA = (1.0, 4.0)
 
 #: Adjusted base frequency (ABF, Xiong et al. 2023, "Effective Long-Context Scaling of Foundation Models"): a
-#: fine-tune may raise RoPE's base from the model's 10,000 to this, the value that paper chose (10,000 → 500,000).
-#: Not a test-time rescaling: :func:`finetune` offers it (``method="abf"``), :data:`METHODS` does not.
+#: fine-tune may raise RoPE's base from the model's 10,000 to this. 500,000 is Llama 3's base, of which the Llama 3
+#: report (arXiv 2407.21783, §3.2) says "Xiong et al. (2023) showed this value to be effective for context
+#: lengths up to 32,768". Not a test-time rescaling: :func:`finetune` offers it (``method="abf"``), :data:`METHODS`
+#: does not.
 ABF_BASE = 500_000.0
 #: The methods :func:`finetune` offers: the rescalings, and ABF's raised base.
 FINETUNE_METHODS = METHODS + ("abf",)

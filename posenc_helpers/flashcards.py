@@ -74,6 +74,7 @@ TOPICS: dict[str, str] = {
     "13": "what trained heads do with position",
     "14": "position per layer",
     "15": "the lab on real text",
+    "16": "position at inference",
 }
 
 #: The cards, tagged by notebook. Misconception cards ask "True or false: …" and give the reason.
@@ -393,6 +394,34 @@ CARDS: list[Card] = [
          "At 4L every variant recovers (plain RoPE, PI, NTK and YaRN); NTK and YaRN end up below the original "
          "model's loss at L. PI is worse than the original inside L. Past 4L all of them degrade again, and ALiBi, "
          "never fine-tuned, beats them at 16L.", "15"),
+    # 16: position at inference
+    Card("How many numbers does a layer of full attention cache per token, and what do GQA, a sliding window, MLA and "
+         "linear attention change?",
+         "2·h_kv·d_head: a key and a value for each key head. GQA lowers h_kv; a sliding layer of window W keeps only "
+         "its last W − 1 tokens between steps; MLA caches a latent and one shared rotary key (576 numbers for "
+         "DeepSeek-V3, where every head's key and value would be 40960); a linear-attention layer keeps a state of "
+         "fixed size.", "16"),
+    Card("Why may a KV cache store keys already rotated by RoPE?",
+         "(R_m·q)·(R_n·k) = qᵀ·R_(n−m)·k: a key's rotation depends only on its own position, which never changes, "
+         "and each new query brings its own rotation. Rotating every cached key at read time with the new query's "
+         "position instead makes every score forget the distance.", "16"),
+    Card("True or false: position ids that count the left padding change a RoPE model's logits.",
+         "False: every position of the padded row moves by the same amount, and RoPE's scores depend on n − m only. "
+         "They would change with absolute positions (a learned or sinusoidal table) or with Llama 4's query "
+         "temperature, which reads p itself.", "16"),
+    Card("In notebook 16's streaming test (the text lab's RoPE models, cache of L = 64), what did the window alone do, "
+         "and what did 4 sinks kept at their text positions do?",
+         "The window alone lost almost nothing against recomputing every window: no head makes the first token a "
+         "sink. Sinks at their text positions cost about a bit per character, since their distance grows past "
+         "anything training showed; counting positions inside the cache, as StreamingLLM does, removes that cost, "
+         "and then the sinks change nothing.", "16"),
+    Card("True or false: a RoPE base above Men et al.'s bound for a context keeps B_m = Σ cos(m·θ_i) ≥ 0 over that "
+         "context.",
+         "False. The bases that pass are not an interval: at head width 16, base 10000 is above the bound for 256 "
+         "tokens (8570), yet B_m turns negative at m = 91.", "16"),
+    Card("Fine-tuned at 4L in the lab, how did a base raised to 500000 (ABF) compare with YaRN and plain RoPE?",
+         "On the text sweep's 8 seeds it matched YaRN at 4L, beat YaRN, NTK and PI at 8L, and broke at 16L, where "
+         "plain RoPE's fine-tune held best.", "16"),
 ]
 
 

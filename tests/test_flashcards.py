@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from posenc_helpers import alibi_slopes, frequencies, rope, sinusoidal, wavelengths
-from posenc_helpers.configs import bundled_configs, bundled_sources, rope_settings
+from posenc_helpers.base_bound import base_lower_bound
+from posenc_helpers.configs import bundled_configs, bundled_kv_fields, bundled_sources, rope_settings
 from posenc_helpers.flashcards import CARDS, Card, cards_markdown, flashcard_deck, notebooks_of
 from posenc_helpers.precision import rope_angles, round_to
 from posenc_helpers.relative import t5_bucket
@@ -178,6 +179,8 @@ _rope_prev = {r["seed"]: r for r in _head["rows"] if (r["task"], r["scheme"]) ==
 _col_3L = _head["lengths"].index(96)
 _plain_3L = np.array([r["beyond"][_col_3L] for r in _rope_prev.values()], dtype=float)
 _ntk_3L = np.array([r["scaled"]["ntk"][_col_3L] for r in _rope_prev.values()], dtype=float)
+# notebook 16: Men et al.'s Eq. 11 at head width 16 for 256 tokens
+_bound_256 = base_lower_bound(256, 16)
 #: Whole numbers that a card derives: each is checked by its own condition.
 DERIVED = {
     "13": (_turns[1e8] < 0.01).sum() == 13 and (_turns[10000] < 0.5).sum() == 9 and (_turns[100] < 0.5).sum() == 0,
@@ -207,7 +210,16 @@ DERIVED = {
     "75": (lambda s: 1 - s.rotary_dim / s.head_dim == 0.75)(rope_settings(bundled_configs()["GPT-NeoX-20B"])),
     # notebook 08: T5's encoder bucket 8 + ⌊ln(d/8)/ln 16 · 8⌋ (capped at 15) first reaches 15 at d = 91
     "91": _t5_last[0] == 91
-          == min(d for d in range(8, 200) if 8 + math.floor(math.log(d / 8) / math.log(16) * 8) >= 15),
+          == min(d for d in range(8, 200) if 8 + math.floor(math.log(d / 8) / math.log(16) * 8) >= 15)
+          # and notebook 16: base 10000 at head width 16 first turns B_m negative at m = 91 (a literal loop)
+          and min(m for m in range(300) if sum(math.cos(m * 10000.0 ** (-2 * i / 16)) for i in range(8)) < 0) == 91,
+    # notebook 16: DeepSeek-V3's latent + rotary key, and every head's key (nope + rope) and value, from its fields
+    "576": (lambda f: f["kv_lora_rank"] + f["qk_rope_head_dim"] == 576)(bundled_kv_fields()["DeepSeek-V3"]["fields"]),
+    "40960": (lambda f: f["num_attention_heads"] * (f["qk_nope_head_dim"] + f["qk_rope_head_dim"] + f["v_head_dim"])
+              == 40960)(bundled_kv_fields()["DeepSeek-V3"]["fields"]),
+    # notebook 16: Eq. 11 at head width 16 for 256 tokens, and base 10000 above it
+    "8570": round(_bound_256) == 8570 < 10000
+             and all(sum(math.cos(m * _bound_256 ** (-2 * i / 16)) for i in range(8)) >= 0 for m in range(257)),
     "15": t5_bucket(-91) == 15 and t5_bucket(-90) == 14 and _t5_last == list(range(91, 20000)),
     # notebook 09: llama3 with low 1, high 4, D = 128, base 10000, L = 4096 keeps λ < L/4 and divides λ > L
     "36": (_llama3 == _omega).sum() == 36 == sum(2 * math.pi * 10000 ** (2 * k / 128) < 4096 / 4 for k in range(64)),

@@ -129,7 +129,7 @@ def test_every_slider_moves_the_figure_without_a_full_redraw():
 def test_figures_are_registered_with_titles():
     from posenc_helpers.registry import figures
 
-    assert set(inf.FIGURES) == {"16-kv-cache", "16-kv-slider-default"}
+    assert set(inf.FIGURES) == {"16-kv-cache"}
     assert all(figures()[name] is make for name, make in inf.FIGURES.items())
     fig = inf.make_kv_slider_default()
     assert all(ax.get_title() for ax in fig.axes)

@@ -1,7 +1,7 @@
 # Two commands are all a newcomer needs (see README.md):
 #   make lab    install every lesson's packages into .venv, then open JupyterLab on notebooks/
 #   make test   install everything into .venv, then lint, check the lock and run every test
-# Install only (nothing starts): make install-lessons (00-11 and 14, no JAX), make install-lab (every
+# Install only (nothing starts): make install-lessons (00-11, 14 and 16, no JAX), make install-lab (every
 # lesson, JAX included), make install-book (the book builder), make install (everything).
 # Every install takes its versions from requirements.txt, the complete lock (`make lock` writes it).
 PYTHON ?= python3
@@ -54,7 +54,7 @@ endef
 $(CONSTRAINTS): requirements.txt | $(PY)
 	grep -v '^-e ' requirements.txt > $@
 
-# Lessons 00-11 and 14 only: the package without its `jax` extra, JupyterLab and the kernel.
+# Lessons 00-11, 14 and 16 only: the package without its `jax` extra, JupyterLab and the kernel.
 $(VENV)/.installed-lessons: requirements.txt pyproject.toml $(CONSTRAINTS)
 	$(call install,-c $(CONSTRAINTS) $(LESSONS_SET))
 	touch $@
@@ -92,7 +92,7 @@ install-book: $(VENV)/.installed-book
 lab: $(VENV)/.installed-lab
 	$(VENV)/bin/jupyter lab $(LAB_FLAGS) $(PORT_FLAG) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
 
-# The same JupyterLab with install-lessons' packages: lessons 00-11 and 14 run, 12, 13 and 15 say what to install.
+# The same JupyterLab with install-lessons' packages: lessons 00-11, 14 and 16 run, 12, 13 and 15 say what to install.
 lessons: $(VENV)/.installed-lessons
 	$(VENV)/bin/jupyter lab $(LAB_FLAGS) $(PORT_FLAG) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
 
@@ -109,7 +109,7 @@ test: $(VENV)/.installed
 	@$(MAKE) --no-print-directory lock-check
 	$(PY) -m pytest $(XDIST) -m "not full"
 
-# The contributor's loop: lint, unit, property and doctests, lessons 00-11 and 14 under nbval; no lab
+# The contributor's loop: lint, unit, property and doctests, lessons 00-11, 14 and 16 under nbval; no lab
 # training, no browser (docs/PERFORMANCE.md gives its measured time).
 test-fast: $(VENV)/.installed
 	@$(MAKE) --no-print-directory lint

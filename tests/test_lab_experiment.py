@@ -122,13 +122,14 @@ def test_to_pandas_with_the_real_pandas():
 
 def test_the_figure_draws_the_median_over_seeds():
     measure, _ = _stand_in()
-    fig, lines = _run(_experiment(), measure).figure()
+    fig, lines = _run(_experiment(), measure).figure(chance=1 / 16)
     y = lines["rope"].get_ydata()
     literal = [1.0] + [sorted(_accuracy("rope", s, T) for s in (0, 1, 2))[1] for T in (64, 128)]
     assert y.tolist() == pytest.approx(literal)
     assert lines["rope"].get_xdata().tolist() == [32, 64, 128]
     assert set(lines) == {"alibi", "rope", "rope+pi"}
     assert fig.axes[0].get_xlabel() == "test length T (tokens)"
+    assert any(list(line.get_ydata()) == [1 / 16, 1 / 16] for line in fig.axes[0].lines)  # the chance line
 
 
 # ---- the verdict, on the training seeds and on fresh seeds -------------------------------------------------

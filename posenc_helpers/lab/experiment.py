@@ -621,11 +621,15 @@ class Outcome:
             )
         return self._verdict
 
-    def figure(self):
-        """The standard figure of the training seeds: median and range over seeds per scheme, past L shaded."""
+    def figure(self, *, chance=None):
+        """The standard figure of the training seeds: median and range over seeds per scheme, past L shaded.
+
+        ``chance``: the task's chance level, drawn as a dotted line (e.g. ``lab.chance(task, 16)``); None draws none.
+        Returns ``(fig, {scheme: median line})``.
+        """
         from ..viz.experiment import make_experiment_figure
 
-        return make_experiment_figure(self.table, self.experiment.train_len, title=_title(self.experiment))
+        return make_experiment_figure(self.table, self.experiment.train_len, chance=chance, title=_title(self.experiment))
 
     def __repr__(self):
         e = self.experiment

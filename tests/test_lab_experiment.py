@@ -24,6 +24,12 @@ EVAL_BATCH = 32  # sequences per test batch (evaluate.EVAL_BATCH), written out f
 TIMING = {"step": 0.01, "compile": 2.0, "evaluate": 0.5, "start": 0.0}  # a stand-in for time_steps, in seconds
 
 
+@pytest.fixture(autouse=True)
+def _no_model_cache(monkeypatch):
+    # the stand-in trains nothing, so the estimate must not find the lab's models in this machine's cache
+    monkeypatch.setenv("POSENC_MODEL_CACHE", "off")
+
+
 def _accuracy(name, seed, T, fresh_drop=0.0):
     # the stand-in's accuracy: ALiBi flat at 0.96, RoPE falling with T and with the seed, PI in between
     if name == "alibi":
@@ -201,9 +207,9 @@ def test_the_estimate_is_its_formula():
     e = _experiment(schemes=["rope", X.Variant("rope", method="pi", finetune=64, finetune_steps=50)], seeds=4, fresh=1)
     timing = {"step": 0.02, "compile": 5.0, "evaluate": 1.5, "start": 4.0}
     est = X.estimate(e, workers=2, timing=timing)
-    assert (est.models, est.steps, est.finetune_steps, est.lines, est.workers) == (5, 1000, 250, 10, 2)
-    # 4 s to start, then ⌈5/2⌉ = 3 rounds of 5 s compile + (1000 + 250/5) steps · 0.02 s + 10/5 lines · 1.5 s = 29 s
-    assert est.minutes == pytest.approx((4 + 3 * 29) / 60)
+    assert (est.models, est.cached, est.steps, est.finetune_steps, est.lines, est.workers) == (5, 0, 1000, 250, 10, 2)
+    # 4 s to start; ⌈5/2⌉ = 3 rounds of 5 s compile + 1000 steps · 0.02 s; 250 fine-tune steps and 10 lines shared by 2
+    assert est.minutes == pytest.approx((4 + 3 * (5 + 1000 * 0.02) + (250 * 0.02 + 10 * 1.5) / 2) / 60)
     assert X.estimate(e, workers=8, timing=timing).workers == 5  # never more workers than models
     with pytest.raises(ValueError, match="timing must have the keys"):
         X.estimate(e, timing={"step": 0.02})
@@ -214,7 +220,7 @@ def test_above_the_limit_it_asks(monkeypatch, answer, runs):
     asked = []
     monkeypatch.setattr("builtins.input", lambda prompt: asked.append(prompt) or answer)
     measure, calls = _stand_in()
-    e = _experiment(max_minutes=0.1)  # 10 models, ⌈10/1⌉ · (2 + 10 + 1.5) s = 2.25 min
+    e = _experiment(max_minutes=0.1)  # 10 models: 10 · (2 + 1000 · 0.01) s + 30 lines · 0.5 s = 2.25 min
     if runs:
         assert isinstance(_run(e, measure), X.Outcome)
     else:
@@ -232,6 +238,30 @@ def test_confirm_answers_without_asking(monkeypatch):
     assert not calls
     assert isinstance(_run(_experiment(max_minutes=0.1), measure, confirm=True), X.Outcome)
     assert isinstance(_run(_experiment(max_minutes=60), measure), X.Outcome)  # under the limit: no question
+
+
+def test_in_cache_finds_the_model_train_stored(monkeypatch, tmp_path):
+    from posenc_helpers.lab import train
+
+    monkeypatch.setenv("POSENC_MODEL_CACHE", str(tmp_path))
+    tiny = {"d_model": 16, "heads": 2, "layers": 1}
+    e = X.Experiment(["alibi", "rope"], "prev", train_len=8, lengths=(16,), seeds=3, steps=3, options=tiny)
+    assert not X.in_cache(e, "alibi", 1, one_thread=False)
+    train("alibi", "prev", train_len=8, steps=3, seed=1, progress=False, **tiny)  # what measure_scheme trains, here
+    assert X.in_cache(e, "alibi", 1, one_thread=False)
+    assert not X.in_cache(e, "alibi", 1, one_thread=True)  # a worker's model is another entry
+    assert not X.in_cache(e, "alibi", 2, one_thread=False) and not X.in_cache(e, "rope", 1, one_thread=False)
+    other = X.Experiment(["alibi"], "prev", train_len=8, lengths=(16,), seeds=3, steps=3, options={**tiny, "lr": 1e-3})
+    assert not X.in_cache(other, "alibi", 1, one_thread=False)
+    est = X.estimate(e, workers=1, timing=TIMING)
+    assert (est.models, est.cached) == (2 * 5 - 1, 1) and "1 read from the model cache" in str(est)
+
+
+def test_nothing_to_train_needs_no_timing(monkeypatch):
+    monkeypatch.setattr(X, "in_cache", lambda *a, **k: True)
+    est = X.estimate(_experiment(fresh=0), workers=2, timing=None)  # None would time the model: it must not
+    assert est.timing is None and est.minutes == 0
+    assert str(est) == "nothing to train: 6 read from the model cache; 9 lines to score"
 
 
 # ---- named errors ---------------------------------------------------------------------------------

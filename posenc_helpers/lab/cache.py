@@ -13,7 +13,7 @@ checkpoints, the parameters training starts from (a fresh model's, drawn from
 the seed, or those a fine-tune continues), RoPE's rescaled
 frequencies and logit scale, the training text, the source of the lab's code
 (every ``.py`` file of ``posenc_helpers/lab`` but :data:`NOT_IN_KEY`, the modules that
-only read results, and the helpers the lab imports), the
+decide no parameter, and the helpers the lab imports), the
 platform, the number of cores, ``XLA_FLAGS``, and the versions of jax, jaxlib,
 optax and numpy. A change to any of them is another key, so a stale model is
 never read.
@@ -74,8 +74,9 @@ def directory() -> Path | None:
     return Path(base) / "posenc_helpers" / "models"
 
 
-#: Lab modules that read results and decide no parameter: editing them keeps every cached model.
-NOT_IN_KEY = ("claims.py", "text_claims.py")
+#: Lab modules that decide no parameter (they read results, or call train with arguments the key holds):
+#: editing them keeps every cached model.
+NOT_IN_KEY = ("claims.py", "text_claims.py", "experiment.py")
 
 
 def code_files() -> list:

@@ -56,8 +56,8 @@ from .tasks import check_task
 from .train import DEFAULTS, STEPS_PER_CALL
 
 __all__ = [
-    "Variant", "Experiment", "Estimate", "Table", "Outcome", "Verdict", "NotRun", "run", "estimate", "time_steps", "TIMING_KEYS",
-    "check_claims", "draw_fresh_seeds", "MIN_SEEDS", "MIN_RATIO", "FRESH_SEEDS", "COLUMNS",
+    "Variant", "Experiment", "Estimate", "Table", "Outcome", "Verdict", "NotRun", "run", "estimate", "time_steps",
+    "TIMING_KEYS", "in_cache", "check_claims", "draw_fresh_seeds", "MIN_SEEDS", "MIN_RATIO", "FRESH_SEEDS", "COLUMNS",
 ]
 
 #: Fewest training seeds: a median and a range need three.
@@ -380,59 +380,114 @@ def time_steps(experiment, *, workers=1) -> dict:
 TIMING_KEYS = ("step", "compile", "evaluate", "start")
 
 
+def in_cache(experiment, scheme, seed, *, one_thread) -> bool:
+    """Does the model cache (:mod:`.cache`) hold the model :func:`measure_scheme` trains for ``scheme`` and ``seed``?
+
+    The key is :func:`.train.fit`'s for a fresh model as :func:`.train.train`
+    makes it, on this machine, with ``XLA_FLAGS`` as a worker of the lab's pool
+    sets them (``one_thread=True``, :data:`.results.XLA_ONE_THREAD`) or as this
+    process has them: a model trained in a worker is another entry than one
+    trained here. tests/test_lab_experiment.py holds it to fit's own key.
+    """
+    import inspect
+    import os
+
+    from . import cache as model_cache
+    from .model import Config
+    from .results import XLA_ONE_THREAD
+    from .train import fit, initial_params, train
+
+    if model_cache.directory() is None:
+        return False
+    given = inspect.signature(train).parameters
+    shape = {k: experiment.options.get(k, given[k].default) for k in ("d_model", "heads", "layers")}
+    extra = {k: val for k, val in experiment.options.items() if k not in ("batch", "lr", "vocab", *shape)}
+    config = Config(scheme=check_scheme(scheme), vocab=experiment.vocab, train_len=experiment.train_len, **shape, **extra)
+    defaults = inspect.signature(fit).parameters
+    material = {
+        "config": dataclasses.asdict(config), "task": experiment.task, "seed": int(seed), "steps": experiment.steps,
+        "batch": experiment.options.get("batch", given["batch"].default),
+        "lr": float(experiment.options.get("lr", given["lr"].default)), "warmup": defaults["warmup"].default,
+        "weight_decay": defaults["weight_decay"].default, "constant_lr": False, "text": None,
+        "start": model_cache.flatten(initial_params(config, int(seed))), "omega": None, "logit_scale": 1.0,
+        "checkpoints": [],
+    }
+    flags = os.environ.get("XLA_FLAGS")
+    try:
+        if one_thread and XLA_ONE_THREAD not in (flags or ""):
+            os.environ["XLA_FLAGS"] = f"{flags or ''} {XLA_ONE_THREAD}".strip()
+        key = model_cache.key_of(material)
+    finally:
+        if flags is None:
+            os.environ.pop("XLA_FLAGS", None)
+        else:
+            os.environ["XLA_FLAGS"] = flags
+    return model_cache.load(key) is not None
+
+
 @dataclasses.dataclass(frozen=True)
 class Estimate:
-    """How long :func:`run` will take: ``models`` trainings of ``steps`` steps, ``finetune_steps`` more in all,
-    ``lines`` scorings, shared by ``workers``; ``timing`` from :func:`time_steps`."""
+    """How long :func:`run` will take: ``models`` trainings of ``steps`` steps (``cached`` more are read from the
+    model cache), ``finetune_steps`` in all, ``lines`` scorings, shared by ``workers``; ``timing`` from
+    :func:`time_steps` (None when nothing is trained)."""
 
     models: int
+    cached: int
     steps: int
     finetune_steps: int
     lines: int
     workers: int
-    timing: dict
+    timing: dict | None
 
     @property
     def minutes(self) -> float:
         t = self.timing
-        # each model: compile + (its steps and fine-tune steps) · seconds per step + its lines scored
-        per_model = t["compile"] + (self.steps + self.finetune_steps / self.models) * t["step"]
-        per_model += self.lines / self.models * t["evaluate"]
-        # the workers start once, then share the models: the busiest trains ⌈models / workers⌉
-        return (t["start"] + math.ceil(self.models / self.workers) * per_model) / 60
+        if t is None:
+            return 0.0  # every model is read back from the model cache; scoring only
+        # the workers start once; the busiest trains ⌈models / workers⌉ (compile + steps each); the rest is shared
+        train = math.ceil(self.models / self.workers) * (t["compile"] + self.steps * t["step"])
+        shared = (self.finetune_steps * t["step"] + self.lines * t["evaluate"]) / self.workers
+        return (t["start"] + train + shared) / 60
 
     def __str__(self):
+        read = f"{self.cached} read from the model cache" if self.cached else "none in the model cache"
+        if self.timing is None:
+            return f"nothing to train: {read}; {self.lines} lines to score"
         t = self.timing
         return (
-            f"about {self.minutes:.1f} min on this machine: {self.models} models × {self.steps} steps"
+            f"about {self.minutes:.1f} min on this machine: {self.models} models × {self.steps} steps ({read})"
             + (f" + {self.finetune_steps} fine-tune steps" if self.finetune_steps else "")
             + f", {self.workers} at a time (timed here: {1000 * t['step']:.1f} ms a step, {t['compile']:.1f} s to "
-            f"compile, {t['evaluate']:.1f} s to score a line; models in the model cache are read back instead)"
+            f"compile, {t['evaluate']:.1f} s to score a line)"
         )
 
 
 def estimate(experiment, *, workers=2, timing=None) -> Estimate:
     """The run's :class:`Estimate`, before it trains: every (scheme, seed), the fresh seeds included.
 
-    ``timing``: a dict with the keys :data:`TIMING_KEYS`, in seconds; None
-    times the model now (:func:`time_steps`).
+    A training seed's model already in the model cache (:func:`in_cache`) is
+    not counted as trained; fresh seeds are new, and fine-tunes are always
+    counted. ``timing``: a dict with the keys :data:`TIMING_KEYS`, in seconds;
+    None times the model now (:func:`time_steps`), unless nothing is to train.
 
     >>> e = Experiment(["rope", Variant("rope", method="pi", finetune=64)], "prev", lengths=[64], seeds=3, fresh=1)
     >>> est = estimate(e, workers=2, timing={"step": 0.01, "compile": 3.0, "evaluate": 1.0, "start": 2.0})
-    >>> est.models, est.finetune_steps, est.lines      # one RoPE model per seed, 4 seeds; 100 fine-tune steps each
+    >>> est.models + est.cached, est.finetune_steps, est.lines   # a RoPE model per seed, 4 seeds; 100 fine-tune steps each
     (4, 400, 8)
-    >>> round(est.minutes * 60, 6)                     # 2 + ⌈4/2⌉ · (3 + (1000 + 400/4) · 0.01 + 8/4 · 1) s
-    34.0
     """
     n_seeds = experiment.seeds + experiment.fresh
-    models = len(experiment.bases) * n_seeds
+    total = len(experiment.bases) * n_seeds
+    workers = max(1, min(v.positive_int("workers", workers), total))
+    cached = sum(in_cache(experiment, b, s, one_thread=workers > 1) for b in experiment.bases for s in experiment.training_seeds)
     tune = sum(x.finetune_steps for x in experiment.schemes if x.finetune is not None) * n_seeds
-    workers = max(1, min(v.positive_int("workers", workers), models))
+    lines = len(experiment.schemes) * n_seeds
+    if total - cached == 0 and tune == 0:
+        return Estimate(0, cached, experiment.steps, 0, lines, workers, None)
     timing = time_steps(experiment, workers=workers) if timing is None else dict(timing)
     if sorted(timing) != sorted(TIMING_KEYS):
         raise ValueError(f"timing must have the keys {TIMING_KEYS}, got {sorted(timing)}")
     timing = {k: v.real_scalar(f"timing[{k!r}]", timing[k]) for k in TIMING_KEYS}
-    return Estimate(models, experiment.steps, tune, len(experiment.schemes) * n_seeds, workers, timing)
+    return Estimate(total - cached, cached, experiment.steps, tune, lines, workers, timing)
 
 
 # ---- training and measuring --------------------------------------------------------------------------
@@ -781,7 +836,8 @@ def run(experiment, *, workers=2, progress=True, confirm=None, measure=None, tim
         raise TypeError(f"confirm must be None (ask), True or False, got {confirm!r}")
     check_claims(experiment)
     est = estimate(experiment, workers=workers, timing=timing)
-    print(f"{_title(experiment)} and {_fresh(experiment.fresh)[4:]}, {len(experiment.names)} lines: {est}")
+    fresh_count = f"{experiment.fresh} fresh seed{'s' if experiment.fresh != 1 else ''}"
+    print(f"{_title(experiment)} + {fresh_count}, {len(experiment.names)} lines: {est}")
     if est.minutes > experiment.max_minutes:
         ask = f"That is above max_minutes = {experiment.max_minutes:g}. Train? [y/N] "
         go = input(ask).strip().lower() in ("y", "yes") if confirm is None else bool(confirm)

@@ -50,7 +50,7 @@ from .evaluate import (
     test_batch,
 )
 from .model import SCHEME_TITLES, SCHEMES, Config, forward, init
-from .tasks import EXTRA_TASKS, RECALL_PAIRS, TASK_TITLES, TASKS, chance, chance_uniform
+from .tasks import EXTRA_TASKS, PASSKEY_LEN, RECALL_PAIRS, RETRIEVAL_TASKS, TASK_TITLES, TASKS, chance, chance_uniform
 from .train import DEFAULTS, FINETUNE, Run, finetune, initial_params, train, train_all
 
 #: The environment variable that moves (or, set to "off", disables) JAX's persistent compilation cache.
@@ -87,6 +87,8 @@ __all__ = [
     "SCHEME_TITLES",
     "TASKS",
     "EXTRA_TASKS",
+    "RETRIEVAL_TASKS",
+    "PASSKEY_LEN",
     "TASK_TITLES",
     "LENGTHS",
     "SCALINGS",

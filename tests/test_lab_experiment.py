@@ -138,6 +138,19 @@ def test_the_figure_draws_the_median_over_seeds():
     assert any(list(line.get_ydata()) == [1 / 16, 1 / 16] for line in fig.axes[0].lines)  # the chance line
 
 
+def test_a_variant_never_takes_a_plain_schemes_colour():
+    from posenc_helpers.viz import new_figure
+    from posenc_helpers.viz.experiment import plot_experiment
+    from posenc_helpers.viz.lab import SCHEME_STYLE
+
+    names = ["t5", "alibi", "rope", "rope+pi", "rope+yarn"]  # T5's colour is the first spare one's otherwise
+    rows = [{"scheme": s, "seed": 0, "length": T, "accuracy": 0.5} for s in names for T in (32, 64)]
+    _, ax = new_figure()
+    lines = plot_experiment(ax, rows, 32)
+    colours = [lines[s].get_color() for s in names]
+    assert len(set(colours)) == 5 and colours[:3] == [SCHEME_STYLE[s][1] for s in names[:3]]
+
+
 # ---- the verdict, on the training seeds and on fresh seeds -------------------------------------------------
 
 

@@ -57,9 +57,12 @@ def plot_experiment(ax, rows, train_len, *, chance=None, title="") -> dict:
     """
     train_len = int(train_len)
     lines = {}
-    others = iter(_OTHER * 4)
+    summary = median_range(rows)
+    taken = {SCHEME_STYLE[s][1] for s in summary if s in SCHEME_STYLE}
+    # a line that is no plain scheme takes a colour no plain scheme of this figure has, while there are some
+    others = iter([o for o in _OTHER if o[0] not in taken] + list(_OTHER) * 4)
     right = train_len
-    for scheme, (lengths, med, low, high) in median_range(rows).items():
+    for scheme, (lengths, med, low, high) in summary.items():
         if scheme in SCHEME_STYLE:
             label, colour, ls, marker = SCHEME_STYLE[scheme]
         else:
@@ -79,7 +82,7 @@ def plot_experiment(ax, rows, train_len, *, chance=None, title="") -> dict:
     ax.set_xlim(min(ticks) * 0.95, right * 1.05)
     ax.set_ylim(0, 1.12)
     ax.set_xlabel("test length T (tokens)")
-    ax.set_ylabel("accuracy (at L: all positions; past L: positions past L)")
+    ax.set_ylabel("accuracy past L (at L: all)")
     ax.set_title(title)
     return lines
 

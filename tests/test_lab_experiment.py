@@ -187,7 +187,9 @@ def test_a_claim_within_four_se_is_flagged_as_noise():
     measure, _ = _stand_in()
     # RoPE at 2L: 0.9, 0.88, 0.86 on seeds 0, 1, 2; against 0.855 the closest margin is 0.005, under 1 SE
     claim = C.Claim("RoPE at 2L: at least 0.855 past L", lambda v: v["rope", 64] >= 0.855)
-    (line,) = _run(_experiment(claims=[claim]), measure).verdict().lines
+    verdict = _run(_experiment(claims=[claim]), measure).verdict()
+    (line,) = verdict.lines
+    assert str(verdict).startswith("≈ RoPE at 2L") and not verdict.holds
     assert line["training"] and line["noise"] and "too close for the course to state it" in line["report"]
     assert "closest: seed 2: margin +0.005" in line["report"]
 

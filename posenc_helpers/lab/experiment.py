@@ -705,7 +705,8 @@ class Verdict:
     Each line has ``text``, ``kind`` (``"claim"``, ``"spread"``, ``"share"``),
     ``training`` and ``fresh`` (True: holds), ``noise`` (holds, but its worst
     seed is within :data:`MIN_RATIO` standard errors), ``report`` (the
-    sentence). ``holds``: every claim holds on both, outside the noise.
+    sentence). ``holds``: every claim holds on both, outside the noise. Printed,
+    each claim is marked ✓ (holds), ≈ (holds, within the noise) or ✗ (fails).
     """
 
     lines: tuple
@@ -716,8 +717,11 @@ class Verdict:
         return all(x["training"] and x["fresh"] and not x["noise"] for x in self.lines)
 
     def __str__(self):
-        marks = {True: "✓", False: "✗"}
-        return "\n".join(f"{marks[x['training'] and x['fresh']]} {x['text']}\n    {x['report']}" for x in self.lines)
+        # ✓ holds, ≈ holds but within MIN_RATIO standard errors on a training seed, ✗ fails somewhere
+        def mark(x):
+            return "✗" if not (x["training"] and x["fresh"]) else "≈" if x["noise"] else "✓"
+
+        return "\n".join(f"{mark(x)} {x['text']}\n    {x['report']}" for x in self.lines)
 
 
 def _seed_margin(claim, seed, view) -> dict:

@@ -202,7 +202,10 @@ def test_a_claim_that_fails_on_a_training_seed_names_it():
     assert "holds on 1/3; fails on seed 1: margin -0.010" in line["report"] and "seed 2: margin -0.070" in line["report"]
 
 
-def test_spreads_and_shares_add_the_fresh_seeds():
+def test_spreads_and_shares_add_the_fresh_seeds(monkeypatch):
+    # the stand-in's RoPE depends on seed % 3, so the fresh seeds are fixed here (1001 % 3 = 2, 1002 % 3 = 0):
+    # drawn at random, two seeds with seed % 3 = 0 would move the median to 0.70 and fail the spread
+    monkeypatch.setattr(X, "draw_fresh_seeds", lambda k, avoid=(): (1001, 1002)[:k])
     measure, _ = _stand_in(fresh_drop=0.3)
     spread = C.Spread("RoPE at 4L varies", lambda v: v["rope", 128], median=(0.6, 0.7), wide=0.1)
     share = C.Share("PI above 0.85 on most seeds", lambda v: v["rope+pi", 128] > 0.85, at_least=0.7)

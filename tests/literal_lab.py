@@ -20,6 +20,15 @@ pair at a time, straight from the formulas, with no code shared with
   unembedding.
 
 ``omega`` (test-time RoPE frequencies) reaches ``"rope"`` only, as in the lab.
+
+The schemes built for length generalisation read ``positions``, one list of
+integers for the sequence (the draw the lab makes, passed in): the input adds
+row p_t of the table (``"rand_learned"``) or PE(p_t) (``"rand_sinusoidal"``);
+``"rand_rope"`` turns q_i and k_j by p_i·ω_k and p_j·ω_k; ``"rand_alibi"``
+adds −m_h·p_(i−j), the distance drawn for offset i − j; ``"fire"`` adds
+f(u)_h with u = ln(1 + |c·(i − j)|) / (ln(1 + |c·max(τ, i)|) + 10⁻⁶),
+τ = |m·τ_0| and f a one-hidden-layer ReLU network, one unit at a time, from
+the layer's own ``fire`` parameters.
 """
 
 from __future__ import annotations
@@ -57,7 +66,7 @@ def _turn(x, t, omega):
 
 
 def _rotates(config, layer):
-    return config.scheme == "rope" or (config.scheme in ("rope_nope", "irope") and layer not in config.nope_layers)
+    return config.scheme in ("rope", "rand_rope") or (config.scheme in ("rope_nope", "irope") and layer not in config.nope_layers)
 
 
 def _reads(config, layer, i, j):
@@ -70,11 +79,21 @@ def _reads(config, layer, i, j):
     return i - j < W
 
 
-def literal_weights(x, wqkv, config, layer=0, *, table=None, omega=None, logit_scale=1.0):
+def _literal_fire(fire, config, i, j, h):
+    c, tau = float(fire["c"]), abs(float(fire["m"]) * config.fire_threshold)
+    u = math.log(1 + abs(c * (i - j))) / (math.log(1 + abs(c * max(tau, i))) + 1e-6)
+    width = len(fire["b1"])
+    hidden = [max(0.0, u * float(fire["w1"][0][n]) + float(fire["b1"][n])) for n in range(width)]
+    return sum(hidden[n] * float(fire["w2"][n][h]) for n in range(width)) + float(fire["b2"][h])
+
+
+def literal_weights(x, wqkv, config, layer=0, *, table=None, omega=None, logit_scale=1.0, positions=None, fire=None):
     """Attention weights (heads, T, T) of one layer with input ``x`` (T, d_model), one score at a time.
 
-    ``table`` is the ``"t5"`` bias table (buckets, heads).
+    ``table`` is the ``"t5"`` bias table (buckets, heads); ``positions`` the
+    randomized schemes' draw; ``fire`` the layer's FIRE parameters.
     """
+    where = list(range(len(x))) if config.scheme != "rand_rope" else [int(p) for p in positions]
     T, d = x.shape
     H = config.heads
     Dh = d // H
@@ -87,7 +106,7 @@ def literal_weights(x, wqkv, config, layer=0, *, table=None, omega=None, logit_s
         for i in range(T):
             q = qkv[i][h * Dh:(h + 1) * Dh]
             if _rotates(config, layer):
-                q = _turn(q, i, omega)
+                q = _turn(q, where[i], omega)
             elif config.scheme in ("rope_nope", "irope") and config.query_temperature:
                 factor = 1.0 + config.attn_scale * math.log(1.0 + math.floor((i + 1) / config.floor_scale))
                 q = [a * factor for a in q]
@@ -95,10 +114,14 @@ def literal_weights(x, wqkv, config, layer=0, *, table=None, omega=None, logit_s
             for j in keys:
                 k = qkv[j][d + h * Dh:d + (h + 1) * Dh]
                 if _rotates(config, layer):
-                    k = _turn(k, j, omega)
+                    k = _turn(k, where[j], omega)
                 s = logit_scale * sum(a * b for a, b in zip(q, k, strict=True)) / math.sqrt(Dh)
                 if config.scheme == "alibi":
                     s -= slopes[h] * (i - j)
+                if config.scheme == "rand_alibi":
+                    s -= slopes[h] * int(positions[i - j])
+                if config.scheme == "fire":
+                    s += _literal_fire(fire, config, i, j, h)
                 if config.scheme == "t5":
                     bucket = int(t5_bucket(j - i, bidirectional=False, num_buckets=config.t5_buckets,
                                            max_distance=config.t5_max_distance))
@@ -111,8 +134,11 @@ def literal_weights(x, wqkv, config, layer=0, *, table=None, omega=None, logit_s
     return weights
 
 
-def literal_forward(params, tokens, config, *, omega=None, logit_scale=1.0):
-    """Logits (T, vocab) and attention weights (layers, heads, T, T) of the whole model."""
+def literal_forward(params, tokens, config, *, omega=None, logit_scale=1.0, positions=None):
+    """Logits (T, vocab) and attention weights (layers, heads, T, T) of the whole model.
+
+    ``positions``: the randomized schemes' draw for this one sequence (a list of T integers).
+    """
     p = _np(params)
     d, H = config.d_model, config.heads
     Dh = d // H
@@ -122,11 +148,15 @@ def literal_forward(params, tokens, config, *, omega=None, logit_scale=1.0):
         x = [x[t] + p["pos"][t] for t in range(T)]
     if config.scheme == "sinusoidal":
         x = [x[t] + np.array(literal_pe(t, d, config.base)) for t in range(T)]
+    if config.scheme == "rand_learned":
+        x = [x[t] + p["pos"][int(positions[t])] for t in range(T)]
+    if config.scheme == "rand_sinusoidal":
+        x = [x[t] + np.array(literal_pe(int(positions[t]), d, config.base)) for t in range(T)]
     maps = []
     for layer, blk in enumerate(p["blocks"]):
         h = np.array([_layer_norm(x[i], blk["ln1"]) for i in range(T)])
         w = literal_weights(h, blk["qkv"], config, layer, table=p.get("t5_bias"), omega=omega,
-                            logit_scale=logit_scale)
+                            logit_scale=logit_scale, positions=positions, fire=blk.get("fire"))
         values = [(h[j] @ blk["qkv"])[2 * d:] for j in range(T)]
         att = [np.zeros(d) for _ in range(T)]
         for hd in range(H):

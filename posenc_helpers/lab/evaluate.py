@@ -25,7 +25,7 @@ import numpy as np
 from .. import _validate as v
 from ..core import frequencies
 from ..scaling import scaled_frequencies, yarn_attention_factor
-from .model import forward
+from .model import RANDOMIZED, forward
 from .tasks import make_batch
 
 __all__ = [
@@ -198,9 +198,22 @@ def _own_rescaling(run, method, factor):
     return method, factor
 
 
+def position_key(config, length, *, seed=0):
+    """The key a randomized scheme draws its test positions from at ``length``, or None for any other scheme.
+
+    ``fold_in(fold_in(key(1_000_003 + seed), length), 1)``: the test batch's
+    key (:func:`test_batch`) folded once more, so the positions are drawn
+    afresh for every length and seed, as the authors' evaluation draws them
+    in every call, and the same on every run.
+    """
+    if config.scheme not in RANDOMIZED:
+        return None
+    return jax.random.fold_in(jax.random.fold_in(jax.random.key(_TEST_SEED + seed), length), 1)
+
+
 @functools.partial(jax.jit, static_argnames=("config",))
-def _scores(params, tokens, target, mask, omega, logit_scale, *, config):
-    logits = forward(params, tokens, config, omega=omega, logit_scale=logit_scale)
+def _scores(params, tokens, target, mask, omega, logit_scale, key=None, *, config):
+    logits = forward(params, tokens, config, omega=omega, logit_scale=logit_scale, key=key)
     # correct[b, t] and −log p(target)[b, t]: (batch, T)
     correct = (logits.argmax(-1) == target) & mask
     nll = -jnp.take_along_axis(jax.nn.log_softmax(logits), target[..., None], axis=-1)[..., 0] * mask
@@ -247,7 +260,9 @@ def evaluate(
         if positions == "beyond":
             mask = mask & (jnp.arange(T) >= run.train_len)
         omega, scale = _rescaling(run, T, method, factor, logn, beta_fast, beta_slow)
-        correct, nll = _scores(run.params, tokens, target, mask, omega, scale, config=config)
+        correct, nll = _scores(
+            run.params, tokens, target, mask, omega, scale, position_key(config, T, seed=seed), config=config
+        )
         n = float(mask.sum())
         acc[i] = float(correct.sum()) / n
         loss[i] = float(nll.sum()) / n
@@ -280,9 +295,9 @@ def accuracy(
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
-def _maps(params, tokens, omega, logit_scale, *, config):
+def _maps(params, tokens, omega, logit_scale, key=None, *, config):
     # weights[l, b, h, i, j]: (layers, batch, heads, T, T)
-    _, maps = forward(params, tokens, config, omega=omega, logit_scale=logit_scale, return_attention=True)
+    _, maps = forward(params, tokens, config, omega=omega, logit_scale=logit_scale, return_attention=True, key=key)
     return maps
 
 
@@ -336,7 +351,7 @@ def _attention_stats(run, length, seed, method, factor, logn, positions) -> dict
     method, factor = _own_rescaling(run, method, factor)
     tokens, _, _ = test_batch(run.task, length, seed=seed, vocab=config.vocab)
     omega, scale = _rescaling(run, length, method, factor, logn)
-    maps = _maps(run.params, tokens, omega, scale, config=config)
+    maps = _maps(run.params, tokens, omega, scale, position_key(config, length, seed=seed), config=config)
     return attention_summary(np.asarray(maps), train_len=run.train_len, positions=positions)
 
 
@@ -370,13 +385,16 @@ def attention(run, tokens) -> np.ndarray:
 
     ``weights[l, h, i, j]`` is how much query i reads key j in head h of layer l.
     A learned table past its length raises the ValueError of ``add_positions``.
+    A randomized scheme reads the positions drawn from :func:`position_key`
+    at this length (seed 0).
     """
     tokens = np.asarray(tokens)
     if tokens.ndim != 1 or not np.issubdtype(tokens.dtype, np.integer):
         raise ValueError(f"tokens must be one sequence of integer token ids, shape (T,), got {tokens.dtype} {tokens.shape}")
     if tokens.size == 0 or tokens.min() < 0 or tokens.max() >= run.config.vocab:
         raise ValueError(f"tokens must be ids in [0, {run.config.vocab}), got {tokens.size} tokens")
-    _, maps = forward(run.params, jnp.asarray(tokens)[None], run.config, return_attention=True)
+    key = position_key(run.config, tokens.size)
+    _, maps = forward(run.params, jnp.asarray(tokens)[None], run.config, return_attention=True, key=key)
     # maps: (layers, batch = 1, heads, T, T)
     return np.asarray(maps[:, 0])
 

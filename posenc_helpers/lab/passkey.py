@@ -25,7 +25,7 @@ import jax
 import numpy as np
 
 from .. import _validate as v
-from .evaluate import _TEST_SEED, EVAL_BATCH, _check_logn, _lengths, _own_rescaling, _rescaling, _scores
+from .evaluate import _TEST_SEED, EVAL_BATCH, _check_logn, _lengths, _own_rescaling, _rescaling, _scores, position_key
 from .tasks import PASSKEY_LEN, _depth, _passkey_sizes, chance, passkey_batch
 
 __all__ = ["DEPTHS", "GRID_LENGTHS", "chance_key", "cell_batch", "passkey_grid"]
@@ -139,7 +139,9 @@ def passkey_grid(
         omega, scale = _rescaling(run, T, method, factor, logn, beta_fast, beta_slow)
         for i, d in enumerate(depths):
             tokens, target, mask = cell_batch(T, d, seed=seed, batch=batch, vocab=config.vocab)
-            correct, _ = _scores(run.params, tokens, target, mask, omega, scale, config=config)
+            correct, _ = _scores(
+                run.params, tokens, target, mask, omega, scale, position_key(config, T, seed=seed), config=config
+            )
             # right[b]: how many of the K answers of sequence b are right
             right = np.asarray(correct).sum(axis=1)
             key[i, j] = float((right == PASSKEY_LEN).mean())

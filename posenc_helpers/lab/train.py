@@ -19,7 +19,7 @@ import numpy as np
 import optax
 
 from .. import _validate as v
-from .model import Config, check_scheme, init, loss_fn
+from .model import RANDOMIZED, Config, check_scheme, init, loss_fn
 from .tasks import check_task, make_batch, windows
 
 __all__ = ["Run", "DEFAULTS", "FINETUNE", "train", "train_all", "fit", "finetune", "initial_params", "STEPS_PER_CALL"]
@@ -94,7 +94,9 @@ def _train_chunk(
             tokens, target, mask = make_batch(
                 task, step_key, batch=batch, length=config.train_len, vocab=config.vocab
             )
-        loss, grads = jax.value_and_grad(loss_fn)(params, tokens, target, mask, config, **scaling)
+        # a randomized scheme draws its positions from a key of its own per step (the other schemes take none)
+        drawn = {"key": jax.random.fold_in(step_key, 1)} if config.scheme in RANDOMIZED else {}
+        loss, grads = jax.value_and_grad(loss_fn)(params, tokens, target, mask, config, **scaling, **drawn)
         updates, opt_state = optimizer.update(grads, opt_state, params)
         return (optax.apply_updates(params, updates), opt_state), loss
 

@@ -68,7 +68,7 @@ def plot_experiment(ax, rows, train_len, *, chance=None, title="") -> dict:
         else:
             colour, ls, marker = next(others)
             label = scheme
-        (lines[scheme],) = ax.plot(lengths, med, ls, color=colour, marker=marker, label=label)
+        (lines[scheme],) = ax.plot(lengths, med, linestyle=ls, color=colour, marker=marker, label=label)
         ax.fill_between(lengths, low, high, color=colour, alpha=0.15, linewidth=0)
         right = max(right, int(lengths.max()))
     _shade_beyond(ax, train_len, right)

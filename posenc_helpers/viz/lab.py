@@ -50,6 +50,13 @@ SCHEME_STYLE = {
     "t5": ("T5 bias", OKABE_ITO[5], ":", "P"),
     "rope_nope": ("RoPE + NoPE", OKABE_ITO[2], "--", "D"),
     "irope": ("iRoPE", OKABE_ITO[7], "-", "*"),  # black solid (NoPE: black dotted); the yellow is faint on grey
+    # the schemes built for length generalisation: a randomized scheme takes its plain scheme's colour, with a
+    # long-dashed line and its own marker; FIRE the green of "RoPE + NoPE" (dashed), solid
+    "rand_sinusoidal": ("sinusoidal, randomized", OKABE_ITO[3], (0, (6, 2)), "1"),
+    "rand_learned": ("learned, randomized", OKABE_ITO[4], (0, (6, 2)), "2"),
+    "rand_rope": ("RoPE, randomized", OKABE_ITO[0], (0, (6, 2)), "3"),
+    "rand_alibi": ("ALiBi, randomized", OKABE_ITO[1], (0, (6, 2)), "4"),
+    "fire": ("FIRE", OKABE_ITO[2], "-", "h"),
 }
 
 #: Label, colour and line style per test-time RoPE scaling method (no fine-tuning).
@@ -94,7 +101,7 @@ def plot_accuracy_vs_length(ax, lengths, acc, train_len, *, chance=None, spread=
     for scheme, values in acc.items():
         label, colour, ls, marker = SCHEME_STYLE[scheme]
         values = np.asarray(values, dtype=float)
-        (lines[scheme],) = ax.plot(lengths, values, ls, color=colour, marker=marker, label=label)
+        (lines[scheme],) = ax.plot(lengths, values, linestyle=ls, color=colour, marker=marker, label=label)
         if spread is not None and scheme in spread:
             low, high = spread[scheme]
             ax.fill_between(lengths, low, high, color=colour, alpha=0.15, linewidth=0)
@@ -151,7 +158,7 @@ def plot_attention_vs_distance(ax, curves, train_len, *, title="") -> dict:
     for scheme, values in curves.items():
         label, colour, ls, marker = SCHEME_STYLE[scheme]
         distance = np.arange(len(values))
-        (lines[scheme],) = ax.plot(distance, np.maximum(values, 1e-6), ls, color=colour, label=label)
+        (lines[scheme],) = ax.plot(distance, np.maximum(values, 1e-6), linestyle=ls, color=colour, label=label)
     ax.axvline(train_len, color="0.5", linewidth=1)
     ax.set_yscale("log")
     ax.set_ylim(1e-6, 2)

@@ -92,3 +92,29 @@ def test_colour_bar_is_labelled_and_marks_chance():
 def test_bad_input_is_named(kw, error, match):
     with pytest.raises(error, match=match):
         draw(**kw)
+
+
+def test_panels_share_one_colour_bar_and_label_only_the_outer_axes():
+    from posenc_helpers.viz.passkey import make_passkey_panels
+
+    grids = {"RoPE": GRID, "ALiBi": np.ones((3, 4)), "FIRE": np.zeros((3, 4))}
+    fig, h = make_passkey_panels(grids, LENGTHS, DEPTHS, 32, chance=1 / 6, label="whole key right", ncols=2)
+    assert list(h) == ["RoPE", "ALiBi", "FIRE"]
+    panels = [h[n]["image"].axes for n in h]
+    assert [ax.get_title() for ax in panels] == ["RoPE", "ALiBi", "FIRE"]
+    assert {ax.get_xlabel() for ax in panels} == {"test length T (tokens)"}
+    assert {ax.get_ylabel() for ax in panels} == {"needle depth (%)"}
+    assert fig._suptitle.get_text() == "trained at L = 32"
+    hidden = [ax for ax in fig.axes if not ax.get_visible()]
+    assert len(hidden) == 1  # the fourth slot of the 2 × 2 grid
+    bars = [ax for ax in fig.axes if ax.get_visible() and ax not in panels]
+    assert len(bars) == 1 and bars[0].get_ylabel() == "whole key right (dashed: chance 0.17)"
+    assert all(h[n]["image"].get_cmap().name.startswith(PASSKEY_CMAP) for n in h)
+    assert not problems_in(fig)
+
+
+def test_panels_refuse_an_empty_set_by_name():
+    from posenc_helpers.viz.passkey import make_passkey_panels
+
+    with pytest.raises(ValueError, match="grids must be a non-empty dict"):
+        make_passkey_panels({}, LENGTHS, DEPTHS, 32)

@@ -3,7 +3,8 @@
 One heat map, depth down and test length across, each cell annotated with
 its accuracy; the columns past the training length L are marked. The numbers
 come from :func:`posenc_helpers.lab.passkey.passkey_grid`; nothing here
-trains or imports JAX. Not yet registered as a figure.
+trains or imports JAX. :func:`make_passkey_panels` draws several grids side by
+side with one shared colour bar (notebook 17).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from matplotlib import patheffects
 from .. import _validate as v
 from . import styled
 
-__all__ = ["PASSKEY_CMAP", "plot_passkey_grid"]
+__all__ = ["PASSKEY_CMAP", "plot_passkey_grid", "make_passkey_panels"]
 
 #: Sequential and colourblind-safe, dark (0) to light yellow (1); NaN cells ("cannot run") are drawn light grey.
 PASSKEY_CMAP = "cividis"
@@ -102,3 +103,47 @@ def plot_passkey_grid(ax, grid, lengths, depths, train_len, *, chance=None, labe
             label = f"{label} (dashed: chance {chance:.2f})"
         bar.set_label(label)
     return {"image": image, "texts": texts, "boundary": boundary, "colorbar": bar}
+
+
+@styled
+def make_passkey_panels(grids, lengths, depths, train_len, *, chance=None, label="accuracy", ncols=4, title=""):
+    """Several passkey grids (:func:`plot_passkey_grid`) in one figure, ``ncols`` per row, one colour bar.
+
+    ``grids`` maps a panel's title to its (depths × lengths) grid. Every
+    panel labels both axes with their units (shortened); the colour bar (with
+    ``chance`` dashed) is shared and the figure's title says L. Returns
+    ``(fig, {title: handles})``.
+
+    >>> fig, h = make_passkey_panels({"a": [[1.0, 0.5]], "b": [[1.0, 0.2]]}, [32, 64], [0.5], 32, ncols=2)
+    >>> [[t.get_text() for t in row] for row in h["b"]["texts"]], len(fig.axes)      # two panels and a colour bar
+    ([['1.00', '0.20']], 3)
+    """
+    from ..style import new_figure
+
+    if not isinstance(grids, dict) or not grids:
+        raise ValueError(f"grids must be a non-empty dict of panel title → grid, got {v._show(grids)}")
+    ncols = v.positive_int("ncols", ncols)
+    n = len(grids)
+    ncols = min(ncols, n)
+    nrows = -(-n // ncols)
+    fig, axes = new_figure(nrows, ncols, figsize=(3.1 * ncols + 1.2, 2.9 * nrows + 0.6))
+    axes = np.asarray(axes, dtype=object).reshape(nrows, ncols)
+    handles = {}
+    for k, (name, grid) in enumerate(grids.items()):
+        ax = axes[k // ncols][k % ncols]
+        handles[name] = plot_passkey_grid(ax, grid, lengths, depths, train_len, title=str(name), colorbar=False)
+        # every axis keeps a label and its unit, shortened to fit a panel
+        ax.set_xlabel("test length T (tokens)")
+        ax.set_ylabel("needle depth (%)")
+    for k in range(n, nrows * ncols):
+        axes[k // ncols][k % ncols].set_visible(False)
+    image = next(iter(handles.values()))["image"]
+    bar = fig.colorbar(image, ax=[a for row in axes for a in row if a.get_visible()], shrink=0.9, pad=0.02)
+    if chance is not None:
+        chance = v.real_scalar("chance", chance)
+        bar.ax.axhline(chance, color="white", linestyle="--", linewidth=2,
+                       path_effects=[patheffects.withStroke(linewidth=3.5, foreground="black")])
+        label = f"{label} (dashed: chance {chance:.2f})"
+    bar.set_label(label)
+    fig.suptitle(f"{title}{'; ' if title else ''}trained at L = {train_len}")
+    return fig, handles

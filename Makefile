@@ -202,7 +202,7 @@ lab-results-extra: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.results --extra
 
 # Regenerate posenc_helpers/lab/text_results.json, the lab on real text: character-level models of
-# 5 schemes x 8 seeds on posenc_helpers/lab/data/tragedies.txt, each RoPE model also fine-tuned for
+# 6 schemes x 8 seeds on posenc_helpers/lab/data/tragedies.txt, each RoPE model also fine-tuned for
 # 100 steps at 4L per rescaling. `python -m posenc_helpers.lab.text --rope-only` recomputes only the
 # RoPE rows.
 lab-text: $(VENV)/.installed

@@ -132,7 +132,7 @@ def test_generate_is_seeded_and_in_vocabulary(tiny_runs):
 def test_bad_input_names_the_argument(tiny_runs):
     run = tiny_runs["rope"]
     with pytest.raises(ValueError, match="scheme"):
-        T.train("t5", steps=1, progress=False)
+        T.train("rope_nope", steps=1, progress=False)  # one of the lab's schemes, not the text lab's
     with pytest.raises(ValueError, match="length"):
         T.train("rope", train_len=1, steps=1, progress=False)
     with pytest.raises(ValueError, match="length"):
@@ -149,6 +149,14 @@ def test_bad_input_names_the_argument(tiny_runs):
         T.bits_per_char(tiny_runs["learned"], [8], method="pi")
     with pytest.raises(ValueError, match="steps"):
         T.train("rope", steps=0, progress=False)
+
+
+def test_t5_takes_the_lab_defaults_16_buckets_and_max_distance_L():
+    run = T.train("t5", steps=2, train_len=16, d_model=16, heads=2, layers=1, progress=False)
+    assert "t5" in T.TEXT_SCHEMES and run.config.t5_buckets == 16 and run.config.t5_max_distance == 16
+    assert run.params["t5_bias"].shape == (16, 2)  # (buckets, heads)
+    with pytest.raises(ValueError, match="t5_max_distance must exceed the 8 exact buckets"):
+        T.train("t5", steps=1, train_len=8, progress=False)  # 16 buckets need L > 8
 
 
 def test_training_smoke_the_loss_falls_below_the_unigram_baseline():

@@ -24,7 +24,7 @@ LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 PORT_FLAG := $(if $(PORT),--ServerApp.port=$(PORT),)
 
 .PHONY: install install-lessons install-lab install-book lessons lab test test-fast test-all lint lock lock-check binder book \
-        notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text lab-inference lab-heldout present citation \
+        notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text lab-text-context lab-inference lab-heldout present citation \
         hf-reference clean
 
 $(PY):
@@ -207,6 +207,14 @@ lab-results-extra: $(VENV)/.installed
 # RoPE rows.
 lab-text: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.text
+
+# Regenerate posenc_helpers/lab/text_context.json (notebook 15: does a model use context past L, and
+# sliding windows) for the text sweep's first three seeds (lab.text_context.SEEDS), then
+# text_context_heldout.json for its held-out seed;
+# the models come from the model cache (make lab-text and make lab-heldout train them), else are retrained.
+lab-text-context: $(VENV)/.installed
+	$(PY) -m posenc_helpers.lab.text_context
+	$(PY) -m posenc_helpers.lab.text_context --held-out
 
 # Notebook 16's stored data (tools/inference_lab.py): the text sweep's 8 RoPE models (read from the model
 # cache, else trained) written as float16 to posenc_helpers/data/text_rope/ with settings.json, streamed

@@ -112,3 +112,26 @@ def test_the_held_out_seed_retrains_to_its_file_and_every_claim_holds(tmp_path, 
     table = T.load(tmp_path / "held_out.json")
     failed = _failed(table)
     assert not failed, f"held-out seed {T.HELD_OUT_SEED}: {failed}"
+
+
+# ---- does the model use context past L? (text_context.json, claims 14 to 20) ----------------------------------
+
+
+def _context_failed(table):
+    return claims.failures(text_claims.check_context(text_claims.CLAIMS_15_CONTEXT, table))
+
+
+def test_every_context_claim_holds_on_every_seed_of_the_context_file():
+    from posenc_helpers.lab import text_context as C
+
+    failed = _context_failed(C.load())
+    assert not failed, failed
+
+
+def test_every_context_claim_can_fail():
+    from posenc_helpers.lab import text_context as C
+
+    seed0 = text_claims.context_numbers(C.load(), 0)
+    made_up = claims.made_up(seed0)
+    never_fail = [c.text for c in text_claims.CLAIMS_15_CONTEXT if all(c.holds(v) for v in made_up)]
+    assert not never_fail, never_fail

@@ -214,3 +214,30 @@ def _fake_job(scheme, seed):
         "blocks": {"whole": gain, "last_L": gain, "gain": gain, "gain_se": gain},
         "sliding": [2.0] * 5, "nonoverlapping": [2.1] * 5,
     }
+
+
+# ---- the shipped file -----------------------------------------------------------------------------------------
+
+
+def test_the_shipped_file_has_every_scheme_and_sweep_seed():
+    table = C.load()
+    assert table["seeds"] == list(C.SEEDS) == list(T.SEEDS[:3]) and sorted(table["schemes"]) == sorted(T.TEXT_SCHEMES)
+    assert table["n_windows"] == C.N_WINDOWS and table["n_chars"] == C.N_CHARS == 64 * 8 * 64
+    assert table["strides"] == C.strides(64) and table["lengths"] == [64 * m for m in C.MULTIPLES]
+    assert table["seconds_wall"] > 0 and len(table["load_average"]) == 3
+    for s in table["schemes"]:
+        assert table["gain"][s].shape == (3, 8) and table["sliding"][s].shape == (3, 5), s
+        if s == "learned":
+            assert np.isnan(table["gain"][s]).all() and np.isnan(table["sliding"][s][:, 1:]).all()
+        else:
+            assert (table["gain"][s][:, 0] == 0).all() and np.isfinite(table["gain"][s]).all(), s
+
+
+def test_the_stored_non_overlapping_numbers_agree_with_the_text_sweep_at_8L():
+    # the first 64 windows of 8L are a third of the validation windows: close to, not equal to, text_results' bits
+    ctx, res = C.load(), T.load()
+    for s in ctx["schemes"]:
+        if s == "learned":
+            continue
+        i, k = res["lengths"].index(512), [res["seeds"].index(seed) for seed in ctx["seeds"]]
+        assert np.abs(ctx["nonoverlapping"][s][:, 3] - res["bits"][s][k, i]).max() < 0.1, s

@@ -128,6 +128,15 @@ def test_every_context_claim_holds_on_every_seed_of_the_context_file():
     assert not failed, failed
 
 
+def test_every_context_claim_holds_on_the_held_out_seed():
+    from posenc_helpers.lab import text_context as C
+
+    table = C.load(C.HELD_OUT_PATH)
+    assert table["seeds"] == [T.HELD_OUT_SEED] and T.HELD_OUT_SEED not in C.load()["seeds"]
+    failed = _context_failed(table)
+    assert not failed, f"held-out seed {T.HELD_OUT_SEED}: {failed}"
+
+
 def test_every_context_claim_can_fail():
     from posenc_helpers.lab import text_context as C
 

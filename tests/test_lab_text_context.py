@@ -241,3 +241,8 @@ def test_the_stored_non_overlapping_numbers_agree_with_the_text_sweep_at_8L():
             continue
         i, k = res["lengths"].index(512), [res["seeds"].index(seed) for seed in ctx["seeds"]]
         assert np.abs(ctx["nonoverlapping"][s][:, 3] - res["bits"][s][k, i]).max() < 0.1, s
+
+
+def test_the_held_out_file_is_the_held_out_seed_only():
+    table = C.load(C.HELD_OUT_PATH)
+    assert table["seeds"] == [T.HELD_OUT_SEED] and sorted(table["schemes"]) == sorted(T.TEXT_SCHEMES)

@@ -144,3 +144,12 @@ def test_every_context_claim_can_fail():
     made_up = claims.made_up(seed0)
     never_fail = [c.text for c in text_claims.CLAIMS_15_CONTEXT if all(c.holds(v) for v in made_up)]
     assert not never_fail, never_fail
+
+
+def test_the_notebook_checks_the_context_claims():
+    import json
+    from pathlib import Path
+
+    notebook = json.loads((Path(__file__).parents[1] / "notebooks" / "15-lab-on-real-text.ipynb").read_text())
+    code = "\n".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
+    assert "text_claims.check_context(text_claims.CLAIMS_15_CONTEXT, ctx)" in code

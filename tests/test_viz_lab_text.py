@@ -75,3 +75,36 @@ def test_finetune_figure_draws_the_median_of_each_fine_tuned_method():
     left = {line.get_label() for line in fig.axes[0].get_lines()}
     assert {"RoPE", "ALiBi", "RoPE + PI, no fine-tuning"} <= left and "RoPE, fine-tuned" not in left
     assert "100 steps" in fig.axes[1].get_title() and "256" in fig.axes[1].get_title()
+
+
+def fake_context():
+    """Seeds 0 and 1: gain −k/100 (seed 0) and −k/100 − 0.02 (seed 1) in block k; learned NaN; sliding 2.4, 2.5."""
+    schemes = ("none", "learned", "sinusoidal", "rope", "alibi", "t5")
+    gain, sliding, plain = {}, {}, {}
+    for s in schemes:
+        g = np.stack([-np.arange(8) / 100, -np.arange(8) / 100 - 0.02])
+        sl = np.stack([np.full(5, 2.4), np.full(5, 2.5)])
+        pl = np.stack([2.6 - np.arange(5) / 20, 2.7 - np.arange(5) / 20])
+        if s == "learned":
+            g[:] = np.nan
+            sl[:, 1:] = np.nan
+            pl[:, 1:] = np.nan
+        gain[s], sliding[s], plain[s] = g, sl, pl
+    return {"defaults": {"train_len": 64}, "seeds": [0, 1], "lengths": [64, 128, 256, 512, 1024],
+            "gain": gain, "sliding": sliding, "nonoverlapping": plain}
+
+
+def test_context_figure_draws_the_median_gain_at_block_middles_and_leaves_out_the_learned_table():
+    fig = vt.make_context_figure(fake_context())
+    left = {line.get_label(): line for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")}
+    assert "learned table" not in left and {"ALiBi", "T5 bias", "RoPE"} <= set(left)
+    np.testing.assert_allclose(left["ALiBi"].get_ydata(), -np.arange(8) / 100 - 0.01)
+    np.testing.assert_allclose(left["ALiBi"].get_xdata(), (np.arange(8) + 0.5) * 64)
+    middle = {line.get_label() for line in fig.axes[1].get_lines() if not line.get_label().startswith("_")}
+    assert middle == {"NoPE", "ALiBi", "T5 bias"}
+    right = {line.get_label(): line.get_ydata() for line in fig.axes[2].get_lines() if not line.get_label().startswith("_")}
+    np.testing.assert_allclose(right["ALiBi, sliding"], 2.45)
+    np.testing.assert_allclose(right["ALiBi, non-overlapping"], 2.65 - np.arange(5) / 20)
+    assert set(right) == {"ALiBi, sliding", "ALiBi, non-overlapping"}
+    for ax in fig.axes:
+        assert "characters" in ax.get_xlabel() and "bits per character" in ax.get_ylabel() and ax.get_title()

@@ -3,7 +3,8 @@
 Taught in notebooks/15-lab-on-real-text.ipynb. Every function takes numbers and
 draws; nothing here trains. The ``make_*`` functions read the shipped sweep,
 ``posenc_helpers/lab/text_results.json`` (regenerate with
-``python -m posenc_helpers.lab.text``).
+``python -m posenc_helpers.lab.text``) and ``text_context.json`` (``python -m
+posenc_helpers.lab.text_context``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ __all__ = [
     "make_bits_figure",
     "make_position_figure",
     "make_finetune_figure",
+    "plot_context_gain",
+    "plot_sliding",
+    "make_context_figure",
     "FINETUNE_STYLE",
     "FIGURES",
 ]
@@ -218,9 +222,116 @@ def make_finetune_figure(res=None):
     return fig
 
 
+def plot_context_gain(ax, train_len, gains, *, spread=None, title="") -> dict:
+    """The gain from the far context per block of L positions, one line per scheme; 0 marked.
+
+    ``gains`` maps a scheme to its gain (bits, last-L loss minus whole-window
+    loss) in blocks k = 0 … K − 1, drawn at the block's middle position (k + ½)·L;
+    all NaN (the learned table): nothing drawn. ``spread`` maps a scheme to
+    ``(low, high)``, drawn as a band. Returns the lines by scheme.
+
+    >>> fig, ax = new_figure()
+    >>> h = plot_context_gain(ax, 64, {"alibi": [0.0, -0.01, -0.02]})
+    >>> h["alibi"].get_xdata().tolist(), ax.get_ylabel()
+    ([32.0, 96.0, 160.0], 'gain from the far context (bits per character)')
+    """
+    lines = {}
+    right = train_len
+    for scheme, values in gains.items():
+        values = np.asarray(values, dtype=float)
+        # x: the middle of block k, (k + 1/2)·L characters into the window
+        x = (np.arange(values.size) + 0.5) * train_len
+        right = max(right, values.size * train_len)
+        if np.isnan(values).all():
+            continue
+        label, colour, ls, marker = SCHEME_STYLE[scheme]
+        (lines[scheme],) = ax.plot(x, values, ls, color=colour, marker=marker, label=label)
+        if spread is not None and scheme in spread:
+            low, high = spread[scheme]
+            ax.fill_between(x, low, high, color=colour, alpha=0.15, linewidth=0)
+    _shade_beyond(ax, train_len, right)
+    ax.axhline(0.0, color="0.3", linewidth=1)
+    ax.set_xlim(0, right)
+    ax.set_xlabel("position t inside the window of 8L (characters; block mean)")
+    ax.set_ylabel("gain from the far context (bits per character)")
+    ax.set_title(title)
+    return lines
+
+
+def plot_sliding(ax, lengths, sliding, nonoverlapping, train_len, *, title="") -> dict:
+    """Bits per character against window length T: sliding windows (solid) and non-overlapping (dashed), per scheme.
+
+    ``sliding`` and ``nonoverlapping`` map a scheme to its values at ``lengths``
+    (NaN: cannot run, left out). Returns ``{(scheme, "sliding" or "non-overlapping"): line}``.
+    """
+    lengths = np.asarray(lengths)
+    lines = {}
+    for scheme in sliding:
+        label, colour, _, marker = SCHEME_STYLE[scheme]
+        for kind, values, ls in (("sliding", sliding[scheme], "-"), ("non-overlapping", nonoverlapping[scheme], "--")):
+            (lines[scheme, kind],) = ax.plot(
+                lengths, np.asarray(values, dtype=float), ls, color=colour, marker=marker, label=f"{label}, {kind}"
+            )
+    _shade_beyond(ax, train_len, lengths.max() * 1.05)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(lengths)
+    ax.set_xticklabels([str(n) for n in lengths])
+    ax.set_xlim(lengths.min() * 0.9, lengths.max() * 1.05)
+    ax.set_xlabel("window length T (characters)")
+    ax.set_ylabel("validation loss (bits per character)")
+    ax.set_title(title)
+    return lines
+
+
+def _load_context():
+    from ..lab.text_context import load
+
+    return load()
+
+
+#: The schemes whose gain stays within a bit of zero: drawn again on their own scale.
+NEAR_ZERO = ("none", "alibi", "t5")
+
+
+@styled
+def make_context_figure(ctx=None):
+    """The figure ``figures/15-context-use.png``: the gain from the far context, and sliding windows.
+
+    Left: every scheme's gain per block of L (median over seeds, band: range).
+    Middle: the schemes of :data:`NEAR_ZERO` on their own scale. Right: ALiBi
+    read in sliding windows and in non-overlapping ones on the same characters
+    (median over seeds), on a scale that shows their difference of a few
+    hundredths of a bit. Taught in notebooks/15-lab-on-real-text.ipynb.
+    """
+    ctx = _load_context() if ctx is None else ctx
+    L = ctx["defaults"]["train_len"]
+    fig, axes = new_figure(1, 3, figsize=(16.0, 4.8))
+    summary = {s: summarise(g) for s, g in ctx["gain"].items()}
+    plot_context_gain(
+        axes[0], L, {s: m for s, (m, _, _) in summary.items()},
+        spread={s: (lo, hi) for s, (_, lo, hi) in summary.items()}, title="every scheme",
+    )
+    near = [s for s in NEAR_ZERO if s in summary]
+    plot_context_gain(
+        axes[1], L, {s: summary[s][0] for s in near}, spread={s: summary[s][1:] for s in near},
+        title="NoPE, ALiBi and T5 on their own scale",
+    )
+    pick = [s for s in ("alibi",) if s in ctx["sliding"]]
+    plot_sliding(
+        axes[2], ctx["lengths"], {s: summarise(ctx["sliding"][s])[0] for s in pick},
+        {s: summarise(ctx["nonoverlapping"][s])[0] for s in pick}, L, title="ALiBi: sliding against non-overlapping",
+    )
+    for ax in axes:
+        ax.legend(loc="best", fontsize=11)
+    n = len(ctx["seeds"])
+    fig.suptitle(f"Does the far context help? Last L = {L} characters against the whole window (median of {n} seeds)")
+    return fig
+
+
 #: The figures notebooks/15-lab-on-real-text.ipynb shows, written by ``make figures``.
 FIGURES = {
     "15-bits-vs-length": make_bits_figure,
     "15-loss-by-position": make_position_figure,
     "15-rope-finetune": make_finetune_figure,
+    "15-context-use": make_context_figure,
 }

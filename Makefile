@@ -24,7 +24,7 @@ LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 PORT_FLAG := $(if $(PORT),--ServerApp.port=$(PORT),)
 
 .PHONY: install install-lessons install-lab install-book lessons lab test test-fast test-all lint lock lock-check binder book \
-        notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text lab-text-context lab-inference lab-heldout present citation \
+        notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text lab-text-context lab-inference lab-length lab-heldout present citation \
         hf-reference clean
 
 $(PY):
@@ -92,7 +92,7 @@ install-book: $(VENV)/.installed-book
 lab: $(VENV)/.installed-lab
 	$(VENV)/bin/jupyter lab $(LAB_FLAGS) $(PORT_FLAG) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
 
-# The same JupyterLab with install-lessons' packages: lessons 00-11, 14 and 16 run, 12, 13 and 15 say what to install.
+# The same JupyterLab with install-lessons' packages: lessons 00-11, 14 and 16 run, 12, 13, 15 and 17 say what to install.
 lessons: $(VENV)/.installed-lessons
 	$(VENV)/bin/jupyter lab $(LAB_FLAGS) $(PORT_FLAG) --ServerApp.root_dir=. --FileContentsManager.preferred_dir=notebooks
 
@@ -224,6 +224,14 @@ lab-text-context: $(VENV)/.installed
 lab-inference: $(VENV)/.installed
 	$(PY) -m tools.inference_lab
 	$(PY) -m tools.inference_lab --held-out
+
+# Notebook 17's stored sweep (posenc_helpers/lab/length_results.json): the five schemes built for length
+# generalisation on prev and first, and every scheme on passkey (RoPE also with PI, NTK and YaRN at test
+# time), 6 seeds; then the held-out seeds' rows (no numbers printed) into length_results_heldout.json, which
+# only the tests read. A stopped run resumes from its .partial file.
+lab-length: $(VENV)/.installed
+	$(PY) -m posenc_helpers.lab.length_results
+	$(PY) -m posenc_helpers.lab.length_results --held-out
 
 # Regenerate the held-out seeds' rows, which only the seed test reads: posenc_helpers/lab/results_heldout.json
 # (the headline and extra tasks for results.HELD_OUT, as the sweeps train them) and

@@ -13,7 +13,7 @@ cells share their kernel and a module's fixtures are made once. When 12 and 13
 run at once, 13 waits for each model 12 is training and reads it from the
 model cache (:mod:`posenc_helpers.lab.cache` locks a model while it trains).
 
-The nbval items of the notebooks that train models (12, 13, 15) are marked
+The nbval items of the notebooks that train models (12, 13, 15, 17) are marked
 ``slow`` here, since nbval's items take no marker of their own. When
 ``tests/test_no_jax.py`` runs the lessons under nbval with JAX blocked, the
 same lessons' nbval items of this run are deselected, so that each lesson is
@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 #: The notebooks that train lab models live (their nbval items are slow).
-TRAINING_NOTEBOOKS = ("12-", "13-", "15-")
+TRAINING_NOTEBOOKS = ("12-", "13-", "15-", "17-")
 
 #: The test that runs every lesson under nbval with JAX blocked.
 NO_JAX_LESSONS = "tests/test_no_jax.py::test_every_lesson_passes_nbval_without_jax"

@@ -75,6 +75,7 @@ TOPICS: dict[str, str] = {
     "14": "position per layer",
     "15": "the lab on real text",
     "16": "position at inference",
+    "17": "your own experiment",
 }
 
 #: The cards, tagged by notebook. Misconception cards ask "True or false: …" and give the reason.
@@ -422,6 +423,20 @@ CARDS: list[Card] = [
     Card("Fine-tuned at 4L in the lab, how did a base raised to 500000 (ABF) compare with YaRN and plain RoPE?",
          "On the text sweep's 8 seeds it matched YaRN at 4L, beat YaRN, NTK and PI at 8L, and broke at 16L, where "
          "plain RoPE's fine-tune held best.", "16"),
+    # 17: your own experiment
+    Card("What do Ruoss et al.'s randomized positions change in training, and what at test?",
+         "Each training sequence reads positions drawn as a sorted random subset of 0 … M − 1, with M much longer "
+         "than L (2048 in the lab, at least the longest test), so their order is all a model can rely on. At test the "
+         "positions are drawn from the same range again, in every call, as the authors' code does: a long sequence "
+         "meets no position that training could not have drawn.", "17"),
+    Card("What does FIRE give its MLP for query i and key j, and what does the division do past L?",
+         "ψ(i − j)/ψ(max(τ, i)) with ψ(x) = ln(1 + c·x), c and the threshold τ learned. Dividing by ψ of the "
+         "query's own position keeps the input in [0, 1] at any length, with the first key at 1, so a query far "
+         "past L reads its keys on the scale training covered (progressive interpolation).", "17"),
+    Card("True or false: a claim that holds on every seed you read it from can be reported as holding.",
+         "False: those seeds chose it, so they cannot test it. Only seeds drawn after the claim was fixed can (the "
+         "harness's fresh seeds, the tests' held-out seeds); a failure there is reported as measured, and a claim "
+         "changed after it needs new seeds again.", "17"),
 ]
 
 

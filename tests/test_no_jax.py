@@ -55,7 +55,7 @@ def _python(code: str, env: dict) -> subprocess.CompletedProcess:
 
 
 #: The notebooks that train models with JAX (the extrapolation lab); every other notebook is a lesson.
-LAB_NOTEBOOKS = {"12", "13", "15"}
+LAB_NOTEBOOKS = {"12", "13", "15", "17"}
 
 
 def lessons() -> list[Path]:

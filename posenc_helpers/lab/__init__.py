@@ -8,6 +8,8 @@ notebooks/13-trained-heads.ipynb.
 >>> from posenc_helpers import lab
 >>> lab.SCHEMES
 ('none', 'learned', 'sinusoidal', 'rope', 'alibi', 't5', 'rope_nope', 'irope')
+>>> lab.LENGTH_SCHEMES
+('rand_sinusoidal', 'rand_learned', 'rand_rope', 'rand_alibi', 'fire')
 >>> lab.TASKS, lab.EXTRA_TASKS
 (('prev', 'first'), ('back3', 'recall'))
 """
@@ -49,7 +51,7 @@ from .evaluate import (
     rope_scaling,
     test_batch,
 )
-from .model import SCHEME_TITLES, SCHEMES, Config, forward, init
+from .model import ALL_SCHEMES, LENGTH_SCHEMES, SCHEME_TITLES, SCHEMES, Config, forward, init
 from .tasks import EXTRA_TASKS, PASSKEY_LEN, RECALL_PAIRS, RETRIEVAL_TASKS, TASK_TITLES, TASKS, chance, chance_uniform
 from .train import DEFAULTS, FINETUNE, Run, finetune, initial_params, train, train_all
 
@@ -84,6 +86,8 @@ if _cache is not None:
 
 __all__ = [
     "SCHEMES",
+    "LENGTH_SCHEMES",
+    "ALL_SCHEMES",
     "SCHEME_TITLES",
     "TASKS",
     "EXTRA_TASKS",

@@ -76,7 +76,8 @@ def directory() -> Path | None:
 
 #: Lab modules that decide no parameter (they read results, or call train with arguments the key holds):
 #: editing them keeps every cached model.
-NOT_IN_KEY = ("claims.py", "text_claims.py", "experiment.py", "passkey.py", "length_results.py", "text_context.py")
+NOT_IN_KEY = ("claims.py", "text_claims.py", "experiment.py", "passkey.py", "length_results.py", "text_context.py",
+              "length_claims.py")
 
 
 def code_files() -> list:

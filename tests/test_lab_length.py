@@ -1,0 +1,126 @@
+"""The length-generalisation sweep (posenc_helpers.lab.length_results) and notebook 17's claims on it.
+
+The claims (lab.length_claims.CLAIMS) are checked on the sweep's seeds, from
+the shipped file, and on the held-out seeds (length_results_heldout.json),
+which no notebook reads and which were trained after the claims were written.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from posenc_helpers.lab import claims as C
+from posenc_helpers.lab import length_claims, length_results, results
+from posenc_helpers.lab.model import ALL_SCHEMES, LENGTH_SCHEMES
+
+
+def _fake_row(seed, task, scheme):
+    out = {"seed": seed, "task": task, "scheme": scheme, "final_loss": 0.1, "train_seconds": 1.0, "eval_seconds": 1.0}
+    if task == "passkey":
+        out["key"] = out["token"] = [[0.5] * 4 for _ in range(5)]
+        if scheme == "rope":
+            out["scaled"] = {m: {"key": [[0.25] * 4] * 5, "token": [[0.25] * 4] * 5} for m in length_results.METHODS}
+    else:
+        out["accuracy"] = [1.0] * 8
+        out["beyond"] = [None] + [0.75] * 7
+    return out
+
+
+def test_jobs_cover_the_new_schemes_on_both_tasks_and_every_scheme_on_passkey():
+    jobs = length_results.jobs([0, 7])
+    assert len(jobs) == 2 * (2 * len(LENGTH_SCHEMES) + len(ALL_SCHEMES))
+    assert {(t, s) for _, t, s in jobs if t != "passkey"} == {(t, s) for t in ("prev", "first") for s in LENGTH_SCHEMES}
+    assert {s for _, t, s in jobs if t == "passkey"} == set(ALL_SCHEMES)
+    assert [seed for seed, _, _ in jobs] == sorted(seed for seed, _, _ in jobs)  # seed by seed: a stopped run keeps whole seeds
+
+
+def test_an_interrupted_sweep_resumes_from_its_partial_file(tmp_path, monkeypatch):
+    calls = []
+
+    def fake(seed, task, scheme):
+        calls.append((seed, task, scheme))
+        return _fake_row(seed, task, scheme)
+
+    monkeypatch.setattr(length_results, "row", fake)
+    partial = tmp_path / "rows.partial"
+    done_before = length_results.jobs([0])[:5]
+    partial.write_text("".join(json.dumps(_fake_row(*job)) + "\n" for job in done_before))
+    doc = length_results.sweep([0], workers=1, log=None, partial=partial)
+    assert calls == length_results.jobs([0])[5:]  # only what the partial file lacks
+    assert [(r["seed"], r["task"], r["scheme"]) for r in doc["rows"]] == length_results.jobs([0])
+    assert len(partial.read_text().splitlines()) == len(length_results.jobs([0]))
+    path = tmp_path / "doc.json"
+    length_results.save(doc, path)
+    back = length_results.load(path)
+    assert back["seeds"] == (0,) and back["table"][(0, "passkey", "rope")]["scaled"]["pi"]["key"].shape == (5, 4)
+    assert np.isnan(back["table"][(0, "prev", "fire")]["beyond"][0])
+
+
+def test_views_hold_every_number_a_claim_reads_with_its_count(tmp_path, monkeypatch):
+    monkeypatch.setattr(length_results, "row", _fake_row)
+    doc = length_results.sweep([0], workers=1, log=None)
+    length_results.save(doc, tmp_path / "d.json")
+    doc = length_results.load(tmp_path / "d.json")
+    head = {"table": {(0, t, s): {"accuracy": np.ones(8), "beyond": np.r_[np.nan, np.full(7, 0.5)]}
+                      for t in ("prev", "first") for s, _ in length_claims.PAIRS}}
+    v = length_claims.views(doc, head)[0]
+    assert float(v["prev", "fire", 256]) == 0.75 and float(v["prev", "t5", 256]) == 0.5
+    assert float(v["first", "rand_rope", 32]) == 1.0  # at L: over all positions
+    assert v["prev", "fire", 256].parts[0][2] == C.answers("prev", 256) == 7168
+    assert v["prev", "fire", 32].parts[0][2] == C.answers("prev", 32, positions="all")
+    assert float(v["passkey", "rope+yarn", 256]) == 0.25 and float(v["passkey", "alibi", 64]) == 0.5
+    assert v["passkey", "alibi", 64].parts[0][2] == 32 * 5  # whole keys: a sequence per depth
+    assert set(length_claims.passkey_names()) == {k[1] for k in v if k[0] == "passkey"}
+
+
+def test_summary_is_median_and_range_over_seeds():
+    vs = {s: {"x": C.Measured(q, 100)} for s, q in enumerate([0.2, 0.9, 0.5, 0.4])}
+    assert length_claims.summary(vs, "x") == (0.45, 0.2, 0.9)
+
+
+def _held_out_views():
+    doc = length_results.load(length_results.HELD_OUT_PATH)
+    head, _ = results.load_held_out()
+    return length_claims.views(doc, head)
+
+
+def test_every_claim_holds_on_the_sweep_with_four_standard_errors_to_spare():
+    table = length_claims.check(length_claims.views(length_results.load()))
+    assert len(table) == len(length_claims.CLAIMS) >= 5, "notebook 17 states claims about the sweep"
+    for text, m in table.items():
+        assert m["holds"], (text, m)
+        assert m["ratio"] is None or m["ratio"] >= 4, (text, m)
+
+
+def test_every_claim_holds_on_the_held_out_seeds():
+    """Per-seed claims on each held-out seed; a spread over the sweep's seeds with the held-out ones added."""
+    held = _held_out_views()
+    assert sorted(held) == sorted(results.HELD_OUT)
+    sweep = length_claims.views(length_results.load())
+    assert not set(held) & set(sweep)
+    for claim in length_claims.CLAIMS:
+        if isinstance(claim, C.Claim):
+            assert all(claim.holds(v) for v in held.values()), (claim.text, C.margins([claim], held))
+        else:
+            assert claim.holds_over({**sweep, **held}), (claim.text, claim.margin({**sweep, **held}))
+
+
+def test_the_bound_notebook_17_shows_failing_fails_where_it_says():
+    vs = length_claims.views(length_results.load())
+    holds = {seed: length_claims.NOPE_BOUND.holds(v) for seed, v in vs.items()}
+    assert holds == {0: True, 1: True, 2: False, 3: True, 4: True, 5: True}
+
+
+@pytest.mark.full
+def test_a_stored_row_is_what_the_sweep_computes_here():
+    """Retrain one row of each kind and compare with the shipped file (the same machine type: CONTRIBUTING)."""
+    doc = length_results.load()
+    for job in [(0, "prev", "fire"), (0, "passkey", "rand_rope")]:
+        got = length_results.row(*job)
+        want = doc["table"][job]
+        for name in ("accuracy", "key", "token"):
+            if name in want:
+                np.testing.assert_allclose(np.asarray(got[name], dtype=float), want[name], atol=1e-6)

@@ -40,6 +40,7 @@ LONGEST_FIRST = (
     "tests/test_lab_reproduce.py",
     "tests/browser/test_browser_lab.py",  # after 12: 13's demo trains what the model cache lacks (PERFORMANCE.md)
     "notebooks/15-lab-on-real-text.ipynb",
+    "notebooks/17-your-own-experiment.ipynb",  # trains its live run's models (and two fresh seeds each run)
     "tests/browser/test_browser_book.py",  # every page at 390 px too: no longer short enough to come last
     "tests/test_no_jax.py",
     "notebooks/13-trained-heads.ipynb",

@@ -185,7 +185,7 @@ def test_bad_input_is_a_named_value_error(runs):
         C.context_use(run, n_windows=1)
     with pytest.raises(ValueError, match="factor must be at least 2, got 1"):
         C.context_use(run, factor=1)
-    with pytest.raises(ValueError, match="n_windows=2000 windows of factor × L = 64 characters need 128001 validation characters"):
+    with pytest.raises(ValueError, match="n_windows=2000 windows of factor × L = 64 characters need 128001 validation"):
         C.context_use(run, n_windows=2000, factor=8)
     with pytest.raises(ValueError, match="n_chars=64 must be n_windows × factor × L = 128"):
         C.row(run, n_windows=2, factor=8, n_chars=64)

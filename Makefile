@@ -115,8 +115,8 @@ test-fast: $(VENV)/.installed
 	@$(MAKE) --no-print-directory lint
 	$(PY) -m pytest $(XDIST) -m "not slow and not browser"
 
-# Everything make test runs, and the tests marked `full`: the held-out seeds and the text lab's
-# held-out seed retrained and compared with the stored rows (before a release, after any change to
+# Everything make test runs, and the tests marked `full`: notebook 17 under nbval, the held-out seeds and the
+# text lab's held-out seed retrained and compared with the stored rows (before a release, after any change to
 # posenc_helpers/lab; docs/PERFORMANCE.md gives its measured time).
 test-all: $(VENV)/.installed
 	@$(MAKE) --no-print-directory lint

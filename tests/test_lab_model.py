@@ -270,7 +270,8 @@ def test_recall_targets_are_the_values_of_earlier_keys():
 
 
 def test_unknown_scheme_and_task_list_the_valid_names():
-    names = "'none', 'learned', 'sinusoidal', 'rope', 'alibi', 't5', 'rope_nope', 'irope'"
+    names = ("'none', 'learned', 'sinusoidal', 'rope', 'alibi', 't5', 'rope_nope', 'irope', "
+             "'rand_sinusoidal', 'rand_learned', 'rand_rope', 'rand_alibi', 'fire'")
     with pytest.raises(ValueError, match=f"{names}, got 'xpos'"):
         lab.train("xpos", "prev")
     with pytest.raises(ValueError, match="'prev', 'first', 'back3', 'recall'"):

@@ -214,3 +214,18 @@ def test_the_scan_flags(text, rule):
 ])
 def test_the_scan_allows(text):
     assert flag_text(text) == []
+
+
+def test_cells_tagged_remove_output_store_nothing_and_are_not_compared():
+    """tools.run_notebooks stores no output for a cell tagged remove-output; nbval must then ignore its output."""
+    import json
+
+    found = 0
+    for path in sorted((ROOT / "notebooks").rglob("*.ipynb")):
+        for cell in json.loads(path.read_text())["cells"]:
+            tags = cell.get("metadata", {}).get("tags", [])
+            if "remove-output" in tags:
+                found += 1
+                assert cell.get("outputs") == [], path
+                assert "nbval-ignore-output" in tags, path
+    assert found >= 2  # notebook 17's run and its open questions

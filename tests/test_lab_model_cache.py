@@ -139,8 +139,57 @@ def test_the_code_and_the_machine_are_in_the_key(monkeypatch):
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false --another-flag")
     assert cache.key_of(material) != key
     machine = cache.environment()
-    assert {"platform", "machine", "cores", "xla_flags"} <= machine.keys()
+    assert {"platform", "machine", "cores", "cpu", "xla_flags"} <= machine.keys()
     assert {"jax", "jaxlib", "optax", "numpy"} <= machine["versions"].keys()
+    monkeypatch.setattr(cache, "cpu", lambda: {"model": "another processor", "flags_sha256": "0" * 16})
+    assert cache.key_of(material) != key
+
+
+def _imports(path):
+    """``(level, module, names)`` of every import of a module's source: level 1 is the lab, 2 the package."""
+    import ast
+
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            out.append((node.level, node.module or "", tuple(a.name for a in node.names)))
+    return out
+
+
+def test_the_modules_that_decide_parameters_import_nothing_the_key_leaves_out():
+    # every lab module a module of IN_KEY imports is hashed too, except the pool (its XLA flags are in the key's
+    # machine part) and evaluate's rope_scaling (the frequencies and scale it returns are in the key itself);
+    # every package module is hashed whole (HELPERS_IN_KEY), decides no number (_validate), or gives only the
+    # functions whose source is hashed (FUNCTIONS_IN_KEY)
+    lab_ok = {name.removesuffix(".py") for name in cache.IN_KEY} | {"pool", "evaluate"}
+    whole = {name.removesuffix(".py") for name in cache.HELPERS_IN_KEY} | {"_validate"}
+    functions = {}
+    for module, name in cache.FUNCTIONS_IN_KEY:
+        functions.setdefault(module.rpartition(".")[2], set()).add(name)
+    for path in cache.code_files()[: len(cache.IN_KEY)]:
+        for level, module, names in _imports(path):
+            if level == 1:
+                target = module or names[0]
+                assert target in lab_ok, f"{path.name} imports lab module {target!r}, which the key leaves out"
+            elif module in functions:
+                assert set(names) <= functions[module], f"{path.name} imports {names} from {module}: not in the key"
+            else:
+                assert (module or names[0]) in whole, f"{path.name} imports {module or names[0]!r}: not in the key"
+
+
+def test_a_helper_function_of_the_model_is_in_the_key(monkeypatch):
+    # the source of t5_bucket is hashed: a change to it is another key (the module relative.py is not hashed whole)
+    import inspect
+
+    real = inspect.getsource
+    key = cache.code_version()
+    monkeypatch.setattr(inspect, "getsource", lambda f: real(f) + ("# changed" if f.__name__ == "t5_bucket" else ""))
+    cache.code_version.cache_clear()
+    try:
+        assert cache.code_version() != key
+    finally:
+        monkeypatch.undo()
+        cache.code_version.cache_clear()
 
 
 def only_entry(folder):

@@ -71,3 +71,31 @@ def test_a_sweep_in_the_pool_matches_one_in_this_process(monkeypatch):
     for key in local:
         for name in ("accuracy", "beyond"):
             np.testing.assert_allclose(pooled[key][name], local[key][name], atol=0.01)
+
+
+def squares(x):
+    return x * x
+
+
+def test_resumable_computes_only_what_its_partial_file_lacks(monkeypatch, tmp_path):
+    from posenc_helpers.lab import pool
+
+    monkeypatch.setenv(cache.ENV, str(tmp_path / "models"))
+    lines = []
+    first = pool.resumable(squares, [(1,), (2,)], name="t", workers=1, log=lines.append)
+    assert first == {(1,): 1, (2,): 4}
+    calls = []
+    monkeypatch.setattr(pool, "pool_map", lambda fn, jobs, **kw: calls.append(jobs) or [
+        kw["on_result"](i, fn(*job)) for i, job in enumerate(jobs)])
+    again = pool.resumable(squares, [(2,), (3,), (1,)], name="t", workers=1, log=lines.append)
+    assert again == {(2,): 4, (3,): 9, (1,): 1} and calls == [[(3,)]]  # only the new job ran
+    assert "2 of 3 jobs read from" in lines[-2]
+    other = pool.resumable(squares, [(1,)], name="another code version", workers=1)
+    assert other == {(1,): 1} and len(list((tmp_path / "models" / "partials").glob("*.jsonl"))) == 2
+
+
+def test_resumable_keeps_nothing_with_the_cache_off(monkeypatch, tmp_path):
+    from posenc_helpers.lab import pool
+
+    monkeypatch.setenv(cache.ENV, "off")
+    assert pool.resumable(squares, [(4,)], name="t", workers=1) == {(4,): 16}

@@ -12,9 +12,9 @@ the optimiser's settings (learning rate, warm-up, weight decay, schedule), the
 checkpoints, the parameters training starts from (a fresh model's, drawn from
 the seed, or those a fine-tune continues), RoPE's rescaled
 frequencies and logit scale, the training text, the source of the lab's code
-(every ``.py`` file of ``posenc_helpers/lab`` but :data:`NOT_IN_KEY`, the modules that
-decide no parameter, and the helpers the lab imports), the
-platform, the number of cores, ``XLA_FLAGS``, and the versions of jax, jaxlib,
+(the lab modules of :data:`IN_KEY`, the helper modules of :data:`HELPERS_IN_KEY` and the
+helper functions of :data:`FUNCTIONS_IN_KEY`), the
+platform, the processor (:func:`cpu`), the number of cores, ``XLA_FLAGS``, and the versions of jax, jaxlib,
 optax and numpy. A change to any of them is another key, so a stale model is
 never read.
 
@@ -46,8 +46,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
-    "ENV", "NOT_IN_KEY", "directory", "key_of", "code_files", "code_version", "environment", "load", "store", "clear",
-    "flatten", "unflatten", "locked",
+    "ENV", "IN_KEY", "HELPERS_IN_KEY", "FUNCTIONS_IN_KEY", "cpu", "directory", "key_of", "code_files", "code_version",
+    "environment", "load", "store", "clear", "flatten", "unflatten", "locked",
 ]
 
 #: The environment variable that moves (or, set to "off", disables) the model cache.
@@ -74,33 +74,65 @@ def directory() -> Path | None:
     return Path(base) / "posenc_helpers" / "models"
 
 
-#: Lab modules that decide no parameter (they read results, or call train with arguments the key holds):
-#: editing them keeps every cached model.
-NOT_IN_KEY = ("claims.py", "text_claims.py", "experiment.py", "passkey.py", "length_results.py", "text_context.py",
-              "length_claims.py")
+#: The lab's modules that decide a model's parameters: the model, its training loop, the tasks' data, and this
+#: module (the key itself). Every other lab module reads results, evaluates, or calls :func:`.train.fit` with
+#: arguments the key holds, so editing it keeps every cached model; ``tests/test_lab_model_cache.py`` checks that
+#: these modules import no other lab module, so nothing that decides a parameter is left out.
+IN_KEY = ("model.py", "train.py", "tasks.py", "cache.py")
+
+#: The course's helper modules the model computes with, hashed whole (the validators of ``_validate.py`` decide no
+#: number, only whether an argument is refused, so they are not hashed).
+HELPERS_IN_KEY = ("core.py", "scaling.py")
+
+#: Helpers the model calls from modules that are not hashed whole (their modules hold much else): the source of
+#: each function is hashed, ``(module, name)``.
+FUNCTIONS_IN_KEY = (("posenc_helpers.relative", "t5_bucket"), ("posenc_helpers.configs", "llama4_query_temperature"))
 
 
 def code_files() -> list:
-    """The files :func:`code_version` hashes: the lab's modules but :data:`NOT_IN_KEY`, and the helpers they import.
+    """The files :func:`code_version` hashes whole: :data:`IN_KEY` and :data:`HELPERS_IN_KEY`.
 
     >>> names = [p.name for p in code_files()]
-    >>> "model.py" in names and "train.py" in names and "core.py" in names, "claims.py" in names
-    (True, False)
+    >>> "model.py" in names and "train.py" in names and "core.py" in names, "claims.py" in names, "evaluate.py" in names
+    (True, False, False)
     """
-    lab = [p for p in sorted((_PACKAGE / "lab").glob("*.py")) if p.name not in NOT_IN_KEY]
-    return lab + [_PACKAGE / name for name in ("core.py", "scaling.py", "_validate.py", "attention.py")]
+    return [_PACKAGE / "lab" / name for name in IN_KEY] + [_PACKAGE / name for name in HELPERS_IN_KEY]
 
 
 @functools.lru_cache(maxsize=1)
 def code_version() -> str:
-    """SHA-256 of the code that decides a lab model's parameters: :func:`code_files`, names and bytes."""
-    files = code_files()
+    """SHA-256 of the code that decides a lab model's parameters: :func:`code_files` (names and bytes), then the
+    source of each function of :data:`FUNCTIONS_IN_KEY`."""
+    import importlib
+    import inspect
+
     digest = hashlib.sha256()
-    for path in files:
+    for path in code_files():
         if path.is_file():
             digest.update(path.name.encode())
             digest.update(path.read_bytes())
+    for module, name in FUNCTIONS_IN_KEY:
+        digest.update(f"{module}.{name}".encode())
+        digest.update(inspect.getsource(getattr(importlib.import_module(module), name)).encode())
     return digest.hexdigest()
+
+
+def cpu() -> dict:
+    """The processor: its model name and a SHA-256 of its feature flags (Linux's /proc/cpuinfo; elsewhere what
+    :mod:`platform` says). Two processors with other flags may run other kernels, so training on them can take
+    another path: the model cache keys on it, and the stored results files record it (their fingerprint)."""
+    model, flags = platform.processor() or platform.machine(), ""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        name, _, value = line.partition(":")
+        if name.strip() == "model name" and model in ("", platform.processor(), platform.machine()):
+            model = value.strip()
+        if name.strip() in ("flags", "Features") and not flags:
+            flags = " ".join(sorted(value.split()))
+    return {"model": model, "flags_sha256": hashlib.sha256(flags.encode()).hexdigest()[:16]}
 
 
 def environment() -> dict:
@@ -118,6 +150,7 @@ def environment() -> dict:
         "machine": platform.machine(),
         "python": platform.python_version(),
         "cores": os.cpu_count(),
+        "cpu": cpu(),
         "xla_flags": os.environ.get("XLA_FLAGS", ""),
         "versions": versions,
     }

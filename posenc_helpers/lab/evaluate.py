@@ -29,6 +29,7 @@ from .model import RANDOMIZED, forward
 from .tasks import make_batch
 
 __all__ = [
+    "EVAL_SEQUENCES", "EVAL_CHUNK", "sequence_scores", "evaluate_cells", "test_key", "position_key",
     "LENGTHS", "SCALINGS", "EVAL_BATCH", "YARN_LAB", "YARN_LLAMA", "accuracy", "evaluate", "attention", "test_batch",
     "rope_scaling", "logn_scale", "attention_entropy", "attention_to_first", "attention_summary",
     "attention_by_distance", "learned_similarity", "rope_pair_usage",
@@ -54,8 +55,17 @@ YARN_LAB = {"beta_fast": 4.0, "beta_slow": 1.0}
 #: a temperature. Pass them explicitly: ``rope_scaling(run, "yarn", s, **YARN_LLAMA)``.
 YARN_LLAMA = {"beta_fast": 32.0, "beta_slow": 1.0}
 
-#: Sequences per test batch.
+#: Sequences per test batch of :func:`evaluate` and :func:`accuracy` (the stored sweeps' 32, until issue 43's
+#: sweeps re-score them; see :data:`EVAL_SEQUENCES`).
 EVAL_BATCH = 32
+
+#: Test sequences behind each accuracy of :func:`sequence_scores` and :func:`evaluate_cells`, whose standard error
+#: is computed over sequences, the unit of noise (:mod:`.stats`): 256 put the SE of an accuracy of 0.5 at
+#: 1/(2·√256) = 0.031 at most.
+EVAL_SEQUENCES = 256
+
+#: Sequences per compiled call of :func:`sequence_scores`: the 256 run in chunks of 64, one program per length.
+EVAL_CHUNK = 64
 
 #: Offset that keeps test seeds apart from training seeds.
 _TEST_SEED = 1_000_003
@@ -73,11 +83,24 @@ def _lengths(lengths):
     return [v.positive_int("length", n) for n in items]
 
 
-def test_batch(task, length, *, seed=0, batch=EVAL_BATCH, vocab=16):
-    """The test batch ``(tokens, target, mask)`` of ``length`` tokens for ``seed``: never a training batch."""
+def test_key(length, *, seed=0, test_set=0):
+    """The key of the test sequences of ``length`` tokens for ``seed``: ``fold_in(key(1_000_003 + seed), length)``,
+    folded once more with 1,000 + ``test_set`` for an independent test set (``test_set`` ≥ 1); never a training key."""
+    key = jax.random.fold_in(jax.random.key(_TEST_SEED + seed), v.positive_int("length", length))
+    if isinstance(test_set, bool) or not isinstance(test_set, (int, np.integer)) or test_set < 0:
+        raise ValueError(f"test_set must be 0 (the test set) or a positive integer (an independent one), got {test_set!r}")
+    return key if test_set == 0 else jax.random.fold_in(key, 1000 + int(test_set))
+
+
+test_key.__test__ = False  # a helper, not a test: keeps pytest from collecting it
+
+
+def test_batch(task, length, *, seed=0, batch=EVAL_BATCH, vocab=16, test_set=0):
+    """The test batch ``(tokens, target, mask)`` of ``length`` tokens for ``seed``: never a training batch.
+    """
     length = v.positive_int("length", length)
-    key = jax.random.key(_TEST_SEED + seed)
-    return make_batch(task, jax.random.fold_in(key, length), batch=batch, length=length, vocab=vocab)
+    batch = v.positive_int("batch", batch)
+    return make_batch(task, test_key(length, seed=seed, test_set=test_set), batch=batch, length=length, vocab=vocab)
 
 
 test_batch.__test__ = False  # a helper, not a test: keeps pytest from collecting it
@@ -198,17 +221,16 @@ def _own_rescaling(run, method, factor):
     return method, factor
 
 
-def position_key(config, length, *, seed=0):
+def position_key(config, length, *, seed=0, test_set=0):
     """The key a randomized scheme draws its test positions from at ``length``, or None for any other scheme.
 
-    ``fold_in(fold_in(key(1_000_003 + seed), length), 1)``: the test batch's
-    key (:func:`test_batch`) folded once more, so the positions are drawn
-    afresh for every length and seed, as the authors' evaluation draws them
-    in every call, and the same on every run.
+    The test sequences' key (:func:`test_key`) folded once more with 1, so
+    the positions are drawn afresh for every length and seed, and the same on
+    every run; each chunk of :data:`EVAL_CHUNK` sequences folds in its index.
     """
     if config.scheme not in RANDOMIZED:
         return None
-    return jax.random.fold_in(jax.random.fold_in(jax.random.key(_TEST_SEED + seed), length), 1)
+    return jax.random.fold_in(test_key(length, seed=seed, test_set=test_set), 1)
 
 
 @functools.partial(jax.jit, static_argnames=("config",))
@@ -218,6 +240,79 @@ def _scores(params, tokens, target, mask, omega, logit_scale, key=None, *, confi
     correct = (logits.argmax(-1) == target) & mask
     nll = -jnp.take_along_axis(jax.nn.log_softmax(logits), target[..., None], axis=-1)[..., 0] * mask
     return correct, nll
+
+
+def _check_sequences(sequences):
+    sequences = v.positive_int("sequences", sequences)
+    if sequences % EVAL_CHUNK and sequences > EVAL_CHUNK:
+        raise ValueError(f"sequences must be at most {EVAL_CHUNK} or a multiple of it, got {sequences}")
+    return sequences
+
+
+def sequence_scores(run, T, *, seed=0, method=None, factor=None, beta_fast=None, beta_slow=None, logn=False,
+                    sequences=EVAL_SEQUENCES, test_set=0) -> dict:
+    """Per-sequence scores of ``run`` on ``sequences`` test sequences of ``T`` tokens: the evaluation's one pass.
+
+    ``{"all": (n,), "beyond": (n,) or None, "tuned": (n,) or None, "loss":
+    float}``: each sequence's share of its scored answers that are right,
+    over every scored position (``"all"``), over those at or past the
+    training length (``"beyond"``, None when T ≤ L), and for a fine-tuned run
+    over those at or past the fine-tune's own length (``"tuned"``, None when
+    T is not past it, or the run is not fine-tuned), and the mean loss over
+    every scored answer. Arguments as
+    in :func:`evaluate`. The sequences run in chunks of :data:`EVAL_CHUNK`
+    (one compiled program per length); a randomized scheme draws its
+    positions per chunk from :func:`position_key` folded with the chunk's index.
+    """
+    from .stats import per_sequence
+
+    config = run.config
+    sequences = _check_sequences(sequences)
+    method, factor = _own_rescaling(run, method, factor)
+    tokens, target, mask = test_batch(run.task, T, seed=seed, batch=sequences, vocab=config.vocab, test_set=test_set)
+    omega, scale = _rescaling(run, T, method, factor, _check_logn(logn), beta_fast, beta_slow)
+    pkey = position_key(config, T, seed=seed, test_set=test_set)
+    chunk = min(EVAL_CHUNK, sequences)
+    correct, nll = [], []
+    for i in range(0, sequences, chunk):
+        key = None if pkey is None else jax.random.fold_in(pkey, i // chunk)
+        c, n = _scores(run.params, tokens[i:i + chunk], target[i:i + chunk], mask[i:i + chunk], omega, scale, key,
+                       config=config)
+        correct.append(np.asarray(c))
+        nll.append(np.asarray(n))
+    correct, nll, mask = np.concatenate(correct), np.concatenate(nll), np.asarray(mask)
+    tuned = getattr(run, "finetune_len", None)
+    return {
+        "all": per_sequence(correct, mask),
+        "beyond": per_sequence(correct, mask & (np.arange(T) >= run.train_len)) if T > run.train_len else None,
+        "tuned": per_sequence(correct, mask & (np.arange(T) >= tuned)) if tuned and T > tuned else None,
+        "loss": float(nll.sum() / mask.sum()),
+    }
+
+
+def evaluate_cells(run, lengths, *, seed=0, sequences=EVAL_SEQUENCES, test_set=0, **options) -> dict:
+    """Accuracy over all positions, past L and past a fine-tune's length, with their SEs over sequences, one pass each.
+
+    ``{"accuracy", "accuracy_se", "beyond", "beyond_se", "tuned",
+    "tuned_se"}``, arrays over ``lengths`` (``beyond`` NaN at lengths ≤ L,
+    ``tuned`` NaN unless the run is fine-tuned and the length is past its
+    fine-tune length; everything NaN where the scheme cannot run). ``options`` as in :func:`evaluate` (``method``,
+    ``factor``, ``logn``, YaRN's thresholds). What the sweeps store.
+    """
+    from .stats import summarize
+
+    lengths = _lengths(lengths)
+    names = {"all": "accuracy", "beyond": "beyond", "tuned": "tuned"}
+    out = {k: np.full(len(lengths), np.nan) for name in names.values() for k in (name, f"{name}_se")}
+    for i, T in enumerate(lengths):
+        if run.config.scheme == "learned" and T > run.train_len:
+            continue
+        cell = sequence_scores(run, T, seed=seed, sequences=sequences, test_set=test_set, **options)
+        for part, name in names.items():
+            if cell[part] is not None:
+                score = summarize(cell[part])
+                out[name][i], out[f"{name}_se"][i] = score.value, score.se
+    return out
 
 
 def evaluate(

@@ -365,7 +365,7 @@ def time_steps(experiment, *, workers=1) -> dict:
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
-    from .results import _one_thread_worker
+    from .pool import one_thread_worker as _one_thread_worker
 
     start = time.perf_counter()
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_one_thread_worker) as pool:
@@ -394,7 +394,7 @@ def in_cache(experiment, scheme, seed, *, one_thread) -> bool:
 
     from . import cache as model_cache
     from .model import Config
-    from .results import XLA_ONE_THREAD
+    from .pool import XLA_ONE_THREAD
     from .train import fit, initial_params, train
 
     if model_cache.directory() is None:
@@ -860,7 +860,7 @@ def run(experiment, *, workers=2, progress=True, confirm=None, measure=None, tim
         bar = tqdm(total=len(jobs), desc=f"{len(jobs)} models on {experiment.task}", unit="model")
     done = None if bar is None else (lambda i, result: bar.update(1))
     if measure is None:
-        from .results import pool_map
+        from .pool import pool_map
 
         found = pool_map(measure_scheme, jobs, workers=workers, on_result=done)
     else:

@@ -35,7 +35,8 @@ import numpy as np
 from .evaluate import accuracy
 from .model import ALL_SCHEMES, LENGTH_SCHEMES
 from .passkey import DEPTHS, GRID_LENGTHS, passkey_grid
-from .results import HELD_OUT, SWEEP_LENGTHS, pool_map
+from .pool import pool_map
+from .results import HELD_OUT, SWEEP_LENGTHS
 from .train import DEFAULTS, train
 
 __all__ = [

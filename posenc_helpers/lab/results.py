@@ -35,6 +35,8 @@ import numpy as np
 
 from .evaluate import SCALINGS, accuracy, learned_similarity
 from .model import SCHEMES
+from .pool import XLA_ONE_THREAD, pool_map  # the pool has its own module; its names stay importable from here
+from .pool import one_thread_worker as _one_thread_worker  # noqa: F401
 from .tasks import TASKS
 from .train import DEFAULTS, FINETUNE, finetune, train
 
@@ -45,47 +47,6 @@ __all__ = [
     "FINETUNE_METHODS", "ATTENTION_LENGTHS", "evaluate_run", "finetuned", "attention_numbers", "table_numbers", "head_numbers",
     "HELD_OUT_PATH", "save_held_out", "load_held_out", "grow", "FINETUNE_TARGET", "FINETUNE_SETTINGS", "IROPE_MASKS",
 ]
-
-#: The XLA flag each worker process gets: one compute thread, so n workers use n cores without fighting.
-XLA_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false"
-
-
-def _one_thread_worker():
-    # runs in each spawned worker before its first computation (XLA reads the flags then)
-    flags = os.environ.get("XLA_FLAGS", "")
-    if XLA_ONE_THREAD not in flags:
-        os.environ["XLA_FLAGS"] = f"{flags} {XLA_ONE_THREAD}".strip()
-
-
-def pool_map(fn, jobs, *, workers=None, on_result=None) -> list:
-    """``[fn(*job) for job in jobs]``, computed in a pool of ``workers`` spawned processes; results in job order.
-
-    ``workers=None`` uses one per core (at most one per job); ``workers=1``
-    runs in this process. Each worker runs XLA with one thread
-    (:data:`XLA_ONE_THREAD`). ``on_result(index, result)`` is called in job
-    order as results arrive. ``fn`` must be importable (a module-level function).
-    """
-    jobs = [tuple(job) for job in jobs]
-    if workers is None:
-        workers = os.cpu_count() or 1
-    workers = max(1, min(int(workers), len(jobs)))
-    results = []
-    if workers == 1:
-        for i, job in enumerate(jobs):
-            results.append(fn(*job))
-            if on_result is not None:
-                on_result(i, results[-1])
-        return results
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_one_thread_worker) as pool:
-        futures = [pool.submit(fn, *job) for job in jobs]
-        for i, future in enumerate(futures):
-            results.append(future.result())
-            if on_result is not None:
-                on_result(i, results[-1])
-    return results
 
 #: Test lengths of the sweep: the training length 32 up to 8× it, in steps of 32.
 SWEEP_LENGTHS = tuple(range(32, 257, 32))

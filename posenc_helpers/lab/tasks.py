@@ -12,7 +12,8 @@ notebook's budget):
   answer sits ever further away.
 
 Extra tasks (not every scheme learns them within the budget; an
-in-distribution failure, never an extrapolation result):
+in-distribution failure, never an extrapolation result), and the distance
+task ``"half"`` (:data:`DISTANCE_TASKS`):
 
 * ``"back3"``: predict the token exactly 3 back, target[t] = x[t − 3].
 * ``"recall"`` (extra task): multi-query associative recall. The sequence opens
@@ -28,6 +29,14 @@ in-distribution failure, never an extrapolation result):
   back by content, not telling long distances apart. Its chance level,
   :func:`chance`, is that of guessing one of the values in context; guessing
   uniformly over the vocabulary is :func:`chance_uniform`.
+
+* ``"half"``: predict the token at half the position, target[t] = x[⌊t/2⌋],
+  scored from t = 1 on. The answer sits ⌈t/2⌉ back: a distance that grows
+  with the position, so past L every answer lies further back than any
+  answer of training (at most 16 at L = 32), and a scheme that only reads
+  near tokens cannot score. Where the answer is depends on the query's
+  position alone, not on content: the model must tell both where it is and
+  how far back half of that lies.
 
 Retrieval task (scored by depth and length with :mod:`.passkey`):
 
@@ -63,8 +72,9 @@ import jax.numpy as jnp
 from .. import _validate as v
 
 __all__ = [
-    "TASKS", "EXTRA_TASKS", "ALL_TASKS", "TASK_TITLES", "RECALL_PAIRS", "check_task", "make_batch", "recall_pairs",
-    "chance", "chance_uniform", "windows", "RETRIEVAL_TASKS", "PASSKEY_LEN", "passkey_batch", "passkey_position",
+    "TASKS", "EXTRA_TASKS", "DISTANCE_TASKS", "ALL_TASKS", "TASK_TITLES", "RECALL_PAIRS", "check_task", "make_batch",
+    "recall_pairs", "chance", "chance_uniform", "windows", "RETRIEVAL_TASKS", "PASSKEY_LEN", "passkey_batch",
+    "passkey_position",
 ]
 
 #: The headline tasks: every scheme learns them at the training length within the default budget.
@@ -73,10 +83,14 @@ TASKS = ("prev", "first")
 #: Shown apart from the headline: not every scheme learns it within the notebook's budget.
 EXTRA_TASKS = ("back3", "recall")
 
+#: An answer at a distance that grows with the position: past L every answer lies further back than any of
+#: training's, so no scheme is favoured for reading only near tokens (and not every scheme learns it at L).
+DISTANCE_TASKS = ("half",)
+
 #: Retrieval: a key at a controlled depth inside filler, asked for at the end (see :mod:`.passkey`).
 RETRIEVAL_TASKS = ("passkey",)
 
-ALL_TASKS = TASKS + EXTRA_TASKS + RETRIEVAL_TASKS
+ALL_TASKS = TASKS + EXTRA_TASKS + DISTANCE_TASKS + RETRIEVAL_TASKS
 
 #: What each task asks, for titles and legends.
 TASK_TITLES = {
@@ -84,6 +98,7 @@ TASK_TITLES = {
     "back3": "token 3 back (k = 3)",
     "first": "first token",
     "recall": "multi-query associative recall",
+    "half": "token at half the position (x[⌊t/2⌋])",
     "passkey": "passkey retrieval (K = 3 key tokens)",
 }
 
@@ -102,7 +117,7 @@ def check_task(task) -> str:
     >>> check_task("copy")
     Traceback (most recent call last):
     ...
-    ValueError: task must be one of 'prev', 'first', 'back3', 'recall', 'passkey', got 'copy'
+    ValueError: task must be one of 'prev', 'first', 'back3', 'recall', 'half', 'passkey', got 'copy'
     """
     if not isinstance(task, str) or task not in ALL_TASKS:
         names = ", ".join(repr(t) for t in ALL_TASKS)
@@ -126,6 +141,12 @@ def make_batch(task, key, *, batch, length, vocab):
         # target[t] = x[t − k]; the first k positions have no answer
         target = jnp.roll(tokens, back, axis=1)
         mask = jnp.broadcast_to(jnp.arange(length) >= back, (batch, length))
+        return tokens, target, mask
+    if task == "half":
+        tokens = jax.random.randint(key, (batch, length), 0, vocab, dtype=jnp.int32)
+        # target[t] = x[⌊t/2⌋], ⌈t/2⌉ back; scored from t = 1 on (at t = 0 it would be the token itself)
+        target = tokens[:, jnp.arange(length) // 2]
+        mask = jnp.broadcast_to(jnp.arange(length) >= 1, (batch, length))
         return tokens, target, mask
     if task == "first":
         tokens = jax.random.randint(key, (batch, length), 0, vocab, dtype=jnp.int32)
@@ -309,7 +330,7 @@ def chance_uniform(vocab) -> float:
 def chance(task, vocab, *, length=None) -> float:
     """The accuracy of a sensible guess with no position information: 1/vocab, a value in context (recall), a key token (passkey).
 
-    For the k-back tasks and "first" every token is uniform over the
+    For the k-back tasks, "first" and "half" every token is uniform over the
     vocabulary, so any guess is right with probability 1/V (V = ``vocab``).
 
     For "recall", a model that has learned the task's format but cannot find

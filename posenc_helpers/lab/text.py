@@ -554,7 +554,7 @@ def sweep(seeds=SEEDS, *, schemes=None, workers=2, log=print) -> dict:
 
     schemes = tuple(schemes or _schemes())
     jobs = [(s, seed) for seed in seeds for s in schemes]
-    from .results import _one_thread_worker
+    from .pool import one_thread_worker as _one_thread_worker
 
     w0 = time.perf_counter()
     rows = []

@@ -328,7 +328,7 @@ def sweep(seeds=SEEDS, *, schemes=None, workers=2, log=print, job=None) -> dict:
 
     ``job`` stands in for the module's own job function (a module-level function of (scheme, seed)).
     """
-    from posenc_helpers.lab.results import pool_map
+    from posenc_helpers.lab.pool import pool_map
 
     schemes = tuple(schemes or lab_text.TEXT_SCHEMES)
     jobs = [(s, seed) for seed in seeds for s in schemes]

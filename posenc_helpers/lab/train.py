@@ -22,7 +22,10 @@ from .. import _validate as v
 from .model import RANDOMIZED, Config, check_scheme, init, loss_fn
 from .tasks import check_task, make_batch, windows
 
-__all__ = ["Run", "DEFAULTS", "FINETUNE", "train", "train_all", "fit", "finetune", "initial_params", "STEPS_PER_CALL"]
+__all__ = [
+    "Run", "DEFAULTS", "FINETUNE", "train", "train_all", "fit", "finetune", "initial_params", "STEPS_PER_CALL",
+    "shortest", "curriculum_lengths",
+]
 
 #: The notebook's budget: what every scheme gets on every headline task.
 DEFAULTS = {"train_len": 32, "steps": 1000, "batch": 32, "lr": 3e-3, "warmup": 50, "weight_decay": 0.01}
@@ -146,6 +149,7 @@ def train(
     layers=2,
     vocab=None,
     cache=True,
+    curriculum=False,
     **scheme_options,
 ) -> Run:
     """Train a fresh model with ``scheme`` on ``task``; returns a :class:`Run`.
@@ -157,7 +161,13 @@ def train(
     The vocabulary is 16 tokens for the k-back tasks and 32 for recall.
     ``cache=False`` trains even when the model cache (:mod:`.cache`) holds
     this very model; by default a model trained before with the same
-    settings, code and machine is read from it.
+    settings, code and machine is read from it. ``curriculum=True`` trains
+    each step on sequences of a length drawn uniformly from the shortest
+    that holds an answer (:func:`shortest`) up to ``train_len`` (see
+    :func:`curriculum_lengths`): Ruoss et al.'s recipe for randomized
+    positions, whose example trains with ``UniformCurriculum(range(1, 41))``
+    at L = 40. The learned table cannot take it (its rows are the training
+    length).
     Any other keyword is a field of :class:`.model.Config` for the scheme
     (``query_temperature=True`` for ``"rope_nope"``, ``t5_buckets=...``,
     ``pos_std=...``), checked by Config.
@@ -187,9 +197,13 @@ def train(
     config = Config(
         scheme=scheme, vocab=vocab, d_model=d_model, heads=heads, layers=layers, train_len=train_len, **scheme_options
     )
+    if not isinstance(curriculum, (bool, np.bool_)):
+        raise TypeError(f"curriculum must be True or False, got {curriculum!r}")
+    if curriculum and scheme == "learned":
+        raise ValueError("curriculum=True cannot train the learned table: its rows are the training length")
     params, losses, start = fit(
         config, task, seed=seed, steps=steps, batch=batch, lr=lr, progress=progress, return_initial=True,
-        cache=cache,
+        cache=cache, curriculum=bool(curriculum),
     )
     return Run(scheme, task, train_len, params, losses, config, seed, steps, initial_params=start)
 
@@ -203,7 +217,7 @@ def train_all(schemes, task, *, workers=None, progress=True, **options) -> dict:
     """:func:`train` for every scheme in ``schemes`` on ``task``, in the lab's pool: ``{scheme: Run}``.
 
     Each model trains in a worker process (one per core by default, each with
-    one XLA thread; see :func:`.results.pool_map`), so two cores train two
+    one XLA thread; see :func:`.pool.pool_map`), so two cores train two
     models at once; ``workers=1`` trains them one after another in this
     process. ``options`` go to every :func:`train` call (``seed``, ``steps``,
     ``cache``, ...). ``progress=True`` shows one bar that moves as each model
@@ -218,7 +232,7 @@ def train_all(schemes, task, *, workers=None, progress=True, **options) -> dict:
     >>> sorted(runs), runs["none"].losses.shape
     (['alibi', 'none'], (3,))
     """
-    from .results import pool_map
+    from .pool import pool_map
 
     schemes = [check_scheme(s) for s in schemes]
     if not schemes:
@@ -255,6 +269,36 @@ def initial_params(config, seed) -> dict:
     return init(init_key, config)
 
 
+#: The shortest sequence of each task that holds an answer to score (passkey: the needle and the query).
+_SHORTEST = {"prev": 2, "first": 2, "half": 2, "back3": 4, "recall": 4}
+
+
+def shortest(task) -> int:
+    """The shortest length at which a sequence of ``task`` has an answer to score: the floor of a curriculum.
+
+    >>> shortest("prev"), shortest("back3"), shortest("passkey")    # passkey: 2·3 + 1 (needle and query)
+    (2, 4, 7)
+    """
+    from .tasks import PASSKEY_LEN
+
+    task = check_task(task)
+    return 2 * PASSKEY_LEN + 1 if task == "passkey" else _SHORTEST[task]
+
+
+def curriculum_lengths(task, train_len, steps, seed) -> np.ndarray:
+    """The length each step of a curriculum trains at: uniform over :func:`shortest` … ``train_len``, per step.
+
+    Drawn with numpy's PCG64 from ``[seed, 1]``, so the same on every machine.
+
+    >>> curriculum_lengths("prev", 32, 5, 0).tolist()
+    [18, 29, 32, 19, 11]
+    """
+    low = shortest(task)
+    if train_len < low:
+        raise ValueError(f"a curriculum for {task!r} needs train_len ≥ {low}, got {train_len}")
+    return np.random.default_rng([seed, 1]).integers(low, train_len + 1, size=steps)
+
+
 def fit(
     config,
     task,
@@ -276,6 +320,7 @@ def fit(
     checkpoints=(),
     on_checkpoint=None,
     cache=True,
+    curriculum=False,
 ):
     """The training loop behind :func:`train` and :func:`finetune`: ``(params, losses)``.
 
@@ -294,7 +339,9 @@ def fit(
     ``cache=True`` reads a model trained before with exactly these settings
     on this machine from the model cache (:mod:`.cache`) instead of training
     it again, and stores a model it trains; ``cache=False`` always trains and
-    stores nothing.
+    stores nothing. ``curriculum=True`` runs step i on sequences of
+    :func:`curriculum_lengths`' i-th length (one compiled call per step, the
+    model's Config at that length; the batch key is the same as without it).
     """
     steps = v.positive_int("steps", steps)
     init_key, data_key = jax.random.split(jax.random.key(seed))
@@ -314,6 +361,7 @@ def fit(
     stops = sorted({int(c) for c in checkpoints if 0 < int(c) < steps})
     if not isinstance(cache, (bool, np.bool_)):
         raise TypeError(f"cache must be True or False, got {cache!r}")
+    lengths = curriculum_lengths(task, config.train_len, steps, seed) if curriculum else None
 
     def steps_from(params, opt_state):
         # the training loop itself: (params, losses, {checkpoint: params})
@@ -327,9 +375,11 @@ def fit(
         done = 0
         while done < steps:
             n = min(STEPS_PER_CALL, steps - done, *(c - done for c in stops if c > done))
+            # a curriculum: one step per call, at that step's length
+            n, at = (1, dataclasses.replace(config, train_len=int(lengths[done]))) if curriculum else (n, config)
             params, opt_state, chunk = _train_chunk(
                 params, opt_state, data_key, done, text, omega, scale,
-                config=config, task=task, batch=batch, n=n, optimizer=optimizer,
+                config=at, task=task, batch=batch, n=n, optimizer=optimizer,
             )
             losses.append(np.asarray(chunk))
             done += n
@@ -357,6 +407,7 @@ def fit(
         "lr": float(lr), "warmup": warmup, "weight_decay": weight_decay, "constant_lr": bool(constant_lr),
         "text": text, "start": model_cache.flatten(start),  # the parameters training starts from
         "omega": omega, "logit_scale": logit_scale, "checkpoints": stops,
+        **({"curriculum": lengths} if curriculum else {}),  # absent without one: the keys of before
     })
     # another process training this very model holds its lock: wait, then read it back
     with model_cache.locked(key):

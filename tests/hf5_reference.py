@@ -155,7 +155,16 @@ def compute_longrope(cfg: dict, params: dict, seq_len=None) -> tuple[np.ndarray,
     return 1.0 / (ext_factors * base**inv_freq_shape), attention_factor
 
 
-ROPE_INIT_FUNCTIONS = {"linear": compute_linear, "yarn": compute_yarn, "llama3": compute_llama3,
+def compute_dynamic(cfg: dict, params: dict) -> tuple[np.ndarray, float]:
+    """modeling_rope_utils.py, _compute_dynamic_ntk_parameters at init time: seq_len = max_position_embeddings."""
+    dim = _dim(cfg, params)
+    factor = params["factor"]
+    seq_len = cfg["max_position_embeddings"]
+    base = params["rope_theta"] * ((factor * seq_len / cfg["max_position_embeddings"]) - (factor - 1)) ** (dim / (dim - 2))
+    return 1.0 / (base ** (np.arange(0, dim, 2, dtype=np.float64) / dim)), 1.0
+
+
+ROPE_INIT_FUNCTIONS = {"dynamic": compute_dynamic, "linear": compute_linear, "yarn": compute_yarn, "llama3": compute_llama3,
                        "proportional": compute_proportional, "longrope": compute_longrope}
 
 # --- configuration_<model>.py: __post_init__ and convert_rope_params_to_dict -------------------------------------
@@ -564,3 +573,49 @@ def hf_layers(config: dict) -> list[dict]:
             a["inv_freq"], a["attention_scaling"], a["mrope_axes"] = None, None, None
         out.append(a)
     return out
+
+
+# --- modeling_<model>.py: the rotary class's forward and apply_rotary_pos_emb, on one head --------------------------
+
+
+def _rotate_half(x: np.ndarray) -> np.ndarray:
+    """rotate_half of modeling_llama.py (and Phi, StableLM, Nemotron, OLMo 2, Gemma, Falcon, GLM-4-MoE)."""
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return np.concatenate((-x2, x1), axis=-1)
+
+
+def _rotate_half_interleaved(x: np.ndarray) -> np.ndarray:
+    """rotate_half of modeling_glm.py and modeling_cohere.py: torch.stack((-x2, x1), dim=-1).flatten(-2)."""
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return np.stack((-x2, x1), axis=-1).reshape(x.shape)
+
+
+def rotate(config: dict, x: np.ndarray, positions) -> np.ndarray:
+    """One head's q (shape (T, head_dim)) after the family's rotary forward and apply_rotary_pos_emb (layer 0)."""
+    c = construct(config)
+    mt = c["model_type"]
+    inv_freq, attention_scaling = rotary(c, c["layer_types"][0])
+    freqs = np.asarray(positions, dtype=np.float64)[:, None] * inv_freq[None, :]
+    if mt == "cohere":  # CohereRotaryEmbedding.forward: torch.repeat_interleave(freqs, 2, dim=-1)
+        emb = np.repeat(freqs, 2, axis=-1)
+    else:  # torch.cat((freqs, freqs), dim=-1)
+        emb = np.concatenate((freqs, freqs), axis=-1)
+    cos, sin = np.cos(emb) * attention_scaling, np.sin(emb) * attention_scaling
+    if mt == "cohere":  # modeling_cohere.py, apply_rotary_pos_emb
+        return x * cos + _rotate_half_interleaved(x) * sin
+    if mt in ("glm", "glm4"):  # modeling_glm.py, apply_rotary_pos_emb: "Interleave them instead of usual shape"
+        cos = np.repeat(cos[..., : cos.shape[-1] // 2], 2, axis=-1)
+        sin = np.repeat(sin[..., : sin.shape[-1] // 2], 2, axis=-1)
+        rotary_dim = cos.shape[-1]
+        x_rot, x_pass = x[..., :rotary_dim], x[..., rotary_dim:]
+        return np.concatenate((x_rot * cos + _rotate_half_interleaved(x_rot) * sin, x_pass), axis=-1)
+    if mt in ("phi", "stablelm"):  # PhiAttention / StableLmAttention.forward: query_states[..., : self.rotary_ndims]
+        head_dim = attention(c, 0)["head_dim"]
+        rotary_ndims = int(head_dim * c["rope_parameters"]["partial_rotary_factor"])
+        x_rot, x_pass = x[..., :rotary_ndims], x[..., rotary_ndims:]
+        return np.concatenate((x_rot * cos + _rotate_half(x_rot) * sin, x_pass), axis=-1)
+    if mt in ("nemotron", "glm4_moe", "gpt_neox", "qwen3_next", "qwen3_5_text"):  # rot_dim = cos.shape[-1]
+        rotary_dim = cos.shape[-1]
+        x_rot, x_pass = x[..., :rotary_dim], x[..., rotary_dim:]
+        return np.concatenate((x_rot * cos + _rotate_half(x_rot) * sin, x_pass), axis=-1)
+    return x * cos + _rotate_half(x) * sin  # modeling_llama.py, apply_rotary_pos_emb (OLMo 2, Gemma, Falcon, ...)

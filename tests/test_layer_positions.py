@@ -82,11 +82,12 @@ def assert_same_qk_norm(ours, ref: dict | None, head_dim: int, where: str) -> No
         return
     assert isinstance(ours, QKNorm), where
     assert ours.where == {"norm, rotate": "before_rope", "rotate, norm": "after_rope", "norm": "no_rope"}[ref["order"]]
-    assert ours.kind == {"mean": "rms", "sum": "l2"}[ref["reduce"]], where
-    assert ours.weight == {"w": "learned", "1+w": "one_plus_learned", None: "none"}[ref["scale"]], where
+    assert ours.kind == {"mean": "rms", "sum": "l2", "centred": "layer"}[ref["reduce"]], where
+    assert ours.weight == {"w": "learned", "1+w": "one_plus_learned", None: "none", "w+b": "learned_and_bias",
+                           "w per head": "learned_per_head"}[ref["scale"]], where
     assert ours.over == {"heads": "head", "q_proj": "all_heads"}[ref["on"]], where
-    if ref["on"] == "heads" and ref["reduce"] == "mean":
-        assert ref["channels"] == head_dim, where  # an RMS norm over one head's channels
+    if ref["on"] == "heads" and ref["reduce"] in ("mean", "centred"):
+        assert ref["channels"] == head_dim, where  # an RMS or LayerNorm over one head's channels
 
 
 @pytest.mark.parametrize("name", sorted(bundled_configs("all")))

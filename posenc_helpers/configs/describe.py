@@ -386,14 +386,18 @@ def _extra_lines(family: str, layers: list[LayerPositions]) -> list[str]:
     sections = {x.mrope_section for x in layers if x.mrope_section}
     for sec in sections:
         lines.append(_mrope_sentence(sec, any(x.mrope_interleaved for x in layers)))
-    lines.append(_layout_sentence(first_rope or layers[0]))
+    lines.append(_layout_sentence(first_rope or layers[0], family))
     return lines
 
 
-def _layout_sentence(x: LayerPositions) -> str:
-    """Which dims form pair k; for a partial rotation, within the rotated part, the rest passing unrotated."""
+def _layout_sentence(x: LayerPositions, family: str) -> str:
+    """Which dims form pair k; for a partial rotation, within the rotated part, the rest passing unrotated.
+
+    (DeepSeek-V3's MLA rotates the last qk_rope_head_dim dims of its q·k head, as the MLA line says; Gemma 4's
+    proportional RoPE pairs the whole head, with ω = 0 on the pairs that do not turn.)"""
     pairing = " (pair k is dims 2k and 2k + 1)" if x.layout == "interleaved" else " (pair k is dims k and k + d/2)"
-    if x.rope and 0 < x.rotary_dim < x.head_dim and x.rope_type != "proportional":
+    if (x.rope and 0 < x.rotary_dim < x.head_dim and x.rope_type != "proportional"
+            and family != "deepseek_v3"):
         d = x.rotary_dim
         pairing = (" (pair k is dims 2k and 2k + 1" if x.layout == "interleaved" else f" (pair k is dims k and k + {d // 2}"
                    ) + f", within the first {d} of {x.head_dim} dims; dims {d}–{x.head_dim - 1} pass unrotated)"

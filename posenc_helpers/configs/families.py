@@ -14,10 +14,11 @@ from .. import _validate as v
 from .records import QK_NORM_UNKNOWN, QKNorm
 from .single import DEFAULT_BASE
 
-#: The model families whose transformers-5 code the reader transcribes, by ``model_type``. A config of any other
-#: ``model_type`` (or of none that no key identifies) is read only where the reading cannot depend on the family:
-#: one scheme for every layer, none of :data:`FAMILY_KEYS`, and ``rope_parameters`` not nested. Otherwise the
-#: reader raises a ValueError naming the ``model_type`` and the key, instead of guessing the family's code.
+#: The model families whose transformers-5 code the reader transcribes, by ``model_type``. Every reader function
+#: refuses any other ``model_type`` by name (:func:`check_family`), unless ``assume="llama"``: then, as for a
+#: config without ``model_type``, it is read Llama-style only where the reading cannot depend on the family (one
+#: scheme for every layer, none of :data:`FAMILY_KEYS`, ``rope_parameters`` not nested), and refused by key
+#: otherwise, instead of guessing the family's code.
 FAMILIES = {
     "gemma2": "gemma2",
     "gemma3": "gemma3", "gemma3_text": "gemma3",
@@ -177,8 +178,11 @@ def _refuse_family_keys(config: dict, family: str) -> None:
         who = f"model_type {model_type!r} is not one of the families the reader transcribes (assume='llama' given)"
     else:
         who = "the config has no model_type, and no key names its family"
-    # a key set to None or False asks for nothing (e.g. "sliding_window": null, "use_sliding_window": false)
+    # a key set to None or False asks for nothing (e.g. "sliding_window": null, "use_sliding_window": false);
+    # GemmaConfig declares use_bidirectional_attention (refused by _refuse_unread, which says why)
     for key in FAMILY_KEYS:
+        if family == "gemma" and key == "use_bidirectional_attention":
+            continue
         if key in config and config[key] is not None and config[key] is not False:
             raise ValueError(
                 f"{who}; its {key} = {v._show(config[key])} means what that family's code makes of it, so the "

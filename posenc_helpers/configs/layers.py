@@ -385,6 +385,20 @@ def layer_positions(config, *, assume=None) -> list[LayerPositions]:
     (array([1.  , 0.01]), array([0.125   , 0.000125]))
     >>> layers[0].softmax_scale                      # query_pre_attn_scalar 256 (the default): 256^−½
     0.0625
+
+    A config.json's text, pasted as it is (GLM-4: interleaved pairs on int(128 × 0.5) = 64 of 128 dims):
+
+    >>> glm = layer_positions('{"model_type": "glm4", "num_hidden_layers": 1, "head_dim": 128, '
+    ...                       '"partial_rotary_factor": 0.5, "rope_scaling": null}')
+    >>> glm[0].layout, glm[0].rotary_dim, glm[0].head_dim, glm[0].read_as
+    ('interleaved', 64, 128, 'GLM / GLM-4')
+    >>> layer_positions({"model_type": "my_model", "num_hidden_layers": 1, "head_dim": 8})[0]
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: model_type 'my_model' is not a family the reader transcribes (it reads cohere, ...); pass assume='llama' ...
+    >>> layer_positions({"model_type": "my_model", "num_hidden_layers": 1, "head_dim": 8}, assume="llama")[0].read_as
+    "Llama (assumed: model_type 'my_model' is not transcribed; assume='llama')"
     """
     return _resolve(config, need_count=True, assume=assume)[0]
 

@@ -115,7 +115,9 @@ _PER_LAYER_KEYS = (
 
 
 #: Keys whose meaning depends on the family's code (windows, per-layer patterns, softmax scales, bidirectional
-#: attention): a config of a family outside :data:`FAMILIES` that sets one of them is refused by name.
+#: attention): a config read Llama-style (no ``model_type``, or ``assume="llama"``), or of a family whose code reads
+#: none of them (Llama, OLMo 2, GLM, Phi, StableLM, Cohere, Gemma, Falcon, Nemotron), that sets one is refused by
+#: name.
 FAMILY_KEYS = tuple(k for k in _PER_LAYER_KEYS if k != "text_config") + (
     "sliding_window", "use_sliding_window", "max_window_layers", "use_bidirectional_attention",
     "attention_multiplier",

@@ -337,8 +337,8 @@ def _falcon_kv_heads(config: dict, notes: list[str]) -> int:
     """The heads FalconAttention.forward caches (modeling_falcon.py, transformers 5.24.0).
 
     num_kv_heads = num_heads if new_decoder_architecture (its grouped keys are broadcast to every query head,
-    flattened, and cached so); else 1 when multi_query (default True); else num_kv_heads, which _split_heads then
-    reshapes as every head (FalconConfig: num_kv_heads None becomes num_attention_heads)."""
+    flattened, and cached so); else 1 when multi_query (default True); else num_kv_heads (FalconConfig: None becomes
+    num_attention_heads), which must be every head: _split_heads views the fused projection as num_heads triples."""
     heads = _needed(config, "num_attention_heads", "falcon's code sizes its keys from it")
     if config.get("new_decoder_architecture"):
         notes.append("new_decoder_architecture: FalconAttention broadcasts its num_kv_heads keys and values to all "

@@ -59,7 +59,7 @@ from pathlib import Path
 import numpy as np
 
 from . import _validate as v
-from .configs import frequencies_from_config, layer_positions, per_layer, rope_settings
+from .configs import check_family, frequencies_from_config, layer_positions, load_config, per_layer, rope_settings
 
 __all__ = [
     "PAPER_TABLE_2",
@@ -489,17 +489,17 @@ def _refuse_bidirectional(config: dict) -> None:
                              "a window, not window − 1 back: config_bounds reads causal decoders only")
 
 
-def _kinds(config: dict) -> list[tuple[dict, np.ndarray | None, int]]:
+def _kinds(config: dict, assume=None) -> list[tuple[dict, np.ndarray | None, int]]:
     """(fields, inv_freq, count) for each distinct kind of layer."""
-    if not per_layer(config):
-        s = rope_settings(config)
+    if not per_layer(config, assume=assume):
+        s = rope_settings(config, assume=assume)
         seq = _declared_context(config) if s.rope_type in ("dynamic", "longrope") else None
-        inv, _ = frequencies_from_config(config, seq)
+        inv, _ = frequencies_from_config(config, seq, assume=assume)
         fields = dict(layer_type="full_attention", window=None, rope=True, rope_type=s.rope_type, base=s.base,
                       factor=s.factor, rotary_dim=s.rotary_dim, head_dim=s.head_dim)
         return [(fields, np.asarray(inv, dtype=np.float64), 1)]
     kinds: dict[tuple, list] = {}
-    for r in layer_positions(config):
+    for r in layer_positions(config, assume=assume):
         fields = dict(layer_type=r.layer_type, window=r.window, rope=r.rope, rope_type=r.rope_type, base=r.base,
                       factor=r.factor, rotary_dim=r.rotary_dim, head_dim=r.head_dim)
         key = (*fields.values(), None if r.inv_freq is None else r.inv_freq.tobytes())
@@ -567,21 +567,23 @@ def _checked_length(window, full: int) -> int:
     return full if window is None else min(window - 1, full)
 
 
-def config_bounds(config, *, context=None, step=1e-3, bounds="compute") -> list[LayerBound]:
+def config_bounds(config, *, context=None, step=1e-3, bounds="compute", assume=None) -> list[LayerBound]:
     """Men et al.'s check for each kind of layer of a config (one :class:`LayerBound` per kind, in layer order).
 
     ``context`` overrides the declared ``max_position_embeddings`` for the full-attention layers; sliding layers
     are always checked over their window. A multimodal RoPE (Qwen2-VL) is checked as text, where its three
     position ids are equal. ``bounds="stored"`` reads each bound from :func:`stored_bounds` instead of computing
     it (and refuses, naming the pair, one that is not stored); ``"compute"`` computes it with ``step``.
+    ``config`` may be a dict, a config.json's JSON text or its path; its ``model_type`` is checked, and
+    ``assume`` read, as :func:`~posenc_helpers.configs.layer_positions` does.
 
     >>> cfg = {"head_dim": 16, "rope_theta": 10000.0, "max_position_embeddings": 256}
     >>> row, = config_bounds(cfg, step=0.01)
     >>> row.context, round(row.bound), row.above, row.first_negative_model   # above the bound, yet it fails
     (256, 8570, True, 91)
     """
-    if not isinstance(config, dict):
-        raise TypeError(f"config must be a dict shaped like a config.json, got {v._show(config)}")
+    config = load_config(config)
+    check_family(config, assume)
     _refuse_bidirectional(config)
     full = _declared_context(config) if context is None else _context(context)
     step = _step(step)
@@ -597,7 +599,7 @@ def config_bounds(config, *, context=None, step=1e-3, bounds="compute") -> list[
         return table[length, rd]
 
     rows = []
-    for fields, inv, count in _kinds(config):
+    for fields, inv, count in _kinds(config, assume):
         if not fields["rope"]:
             rows.append(LayerBound(**fields, layers=count, context=None, bound=None, first_negative_base=None,
                                    first_negative_model=None, first_negative_head=None))

@@ -38,7 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _validate as v
-from .configs import bundled_configs, bundled_kv_fields, layer_positions
+from .configs import bundled_configs, bundled_kv_fields, check_family, load_config
+from .configs.layers import _plan
 
 __all__ = [
     "MLA_MODES",
@@ -99,18 +100,29 @@ _SIZES = {
     "qwen3_next": (2, 256),
     "llama4": (8, 128),
     "smollm3": (4, "split"),
-    "cohere2": ("heads", "always split"),  # Cohere2Config.__post_init__ sets head_dim = hidden_size // heads
+    "cohere2": ("heads", "split"),  # Cohere2Config.__post_init__: hidden_size // heads, which a head_dim key replaces
     "granite": ("heads", "split"),
     "starcoder2": (2, "split"),
     "gptj": ("always heads", "always split"),      # GPTJAttention: head_dim = embed_dim // num_attention_heads, no GQA
     "gpt_neox": ("always heads", "always split"),  # GPTNeoXAttention: head_size = hidden_size // heads, no GQA
+    "olmo2": ("heads", "split"),
+    "glm": (2, 128),                       # GlmConfig: num_key_value_heads 2, head_dim 128
+    "glm4": (2, 128),
+    "glm4_moe": (8, "split"),
+    "phi": ("heads", "split"),
+    "stablelm": (32, "always split"),      # StableLmAttention: head_dim = hidden_size // num_heads
+    "cohere": ("heads", "split"),
+    "gemma": (16, 256),
+    "nemotron": ("given", "split"),        # NemotronConfig leaves num_key_value_heads None; the attention divides by it
+    "falcon": ("falcon", "always split"),  # see _falcon_kv_heads
 }
 
 # model_types whose config class turns an explicit null num_key_value_heads into num_attention_heads
 _KV_NULL_IS_HEADS = {"llama", "mistral", "phi3", "qwen2", "qwen3", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "gpt_oss",
-                     "olmo3", "ministral3", "llama4", "smollm3", "cohere2", "granite", "deepseek_v3"}
+                     "olmo3", "ministral3", "llama4", "smollm3", "cohere2", "granite", "deepseek_v3", "olmo2", "phi",
+                     "cohere"}
 # model_types whose code turns an explicit null head_dim into hidden_size // num_attention_heads
-_HEAD_NULL_IS_SPLIT = {"llama", "mistral", "ministral3", "llama4", "starcoder2"}
+_HEAD_NULL_IS_SPLIT = {"llama", "mistral", "ministral3", "llama4", "starcoder2", "nemotron"}
 
 # Linear attention (Qwen3NextConfig, Qwen3_5TextConfig): (key, default)
 _LINEAR_DEFAULTS = (("linear_conv_kernel_dim", 4), ("linear_key_head_dim", 128), ("linear_value_head_dim", 128),
@@ -227,8 +239,7 @@ def bundled_kv_config(name: str) -> dict:
 
 def _language(config) -> tuple[dict, dict]:
     """(the language model's config, the whole config): text_config keeps the outer model_type if it has none."""
-    if not isinstance(config, dict):
-        raise TypeError(f"config must be a dict shaped like a config.json, got {v._show(config)}")
+    config = load_config(config)
     inner = config
     if isinstance(config.get("text_config"), dict):
         inner = dict(config["text_config"])
@@ -288,7 +299,12 @@ def _heads_and_dim(config: dict, model_type: str, notes: list[str]) -> tuple[int
             "head_dim", config["head_dim"])
     kv_rule, head_rule = _SIZES[model_type]
     why = f"{model_type}'s code sizes its keys from it"
-    if kv_rule == "always heads":
+    if kv_rule == "falcon":
+        kv = _falcon_kv_heads(config, notes)
+    elif kv_rule == "given" and config.get("num_key_value_heads") is None:
+        raise ValueError(f"num_key_value_heads is missing or null, and model_type {model_type!r} needs it (its "
+                         "config class sets no default, and its attention divides by it): give a number")
+    elif kv_rule == "always heads":
         kv = _needed(config, "num_attention_heads", why)  # no grouped-query attention in this family's code
     elif "num_key_value_heads" not in config:
         kv = _needed(config, "num_attention_heads", why) if kv_rule == "heads" else kv_rule
@@ -317,6 +333,28 @@ def _heads_and_dim(config: dict, model_type: str, notes: list[str]) -> tuple[int
     return kv, head
 
 
+def _falcon_kv_heads(config: dict, notes: list[str]) -> int:
+    """The heads FalconAttention.forward caches (modeling_falcon.py, transformers 5.24.0).
+
+    num_kv_heads = num_heads if new_decoder_architecture (its grouped keys are broadcast to every query head,
+    flattened, and cached so); else 1 when multi_query (default True); else num_kv_heads (FalconConfig: None becomes
+    num_attention_heads), which must be every head: _split_heads views the fused projection as num_heads triples."""
+    heads = _needed(config, "num_attention_heads", "falcon's code sizes its keys from it")
+    if config.get("new_decoder_architecture"):
+        notes.append("new_decoder_architecture: FalconAttention broadcasts its num_kv_heads keys and values to all "
+                     f"{heads} query heads before caching them, so the cache holds {heads} heads")
+        return heads
+    if config.get("multi_query", True):
+        if "multi_query" not in config:
+            notes.append("no multi_query: True (FalconConfig's default): one key and value head")
+        return 1
+    kv = heads if config.get("num_kv_heads") is None else v.positive_int("num_kv_heads", config["num_kv_heads"])
+    if kv != heads:
+        raise ValueError(f"num_kv_heads = {kv} without new_decoder_architecture or multi_query: FalconAttention "
+                         f"reshapes its keys into {kv} heads from {heads}, which fails; the model does not run")
+    return kv
+
+
 def _with_default(config: dict, key: str, default: int, owner: str, notes: list[str]) -> int:
     if config.get(key) is None:
         notes.append(f"no {key}: {default} ({owner}'s default)")
@@ -331,7 +369,7 @@ def _refuse(config: dict, model_type) -> None:
     if config.get("use_bidirectional_attention") not in (None, False, "vision"):
         raise ValueError(f"use_bidirectional_attention = {config['use_bidirectional_attention']!r}: a model that "
                          "attends both ways is not decoded token by token through a KV cache")
-    if model_type in ("mistral", "phi3", "starcoder2") and config.get("layer_types") is not None:
+    if model_type in ("mistral", "phi3", "starcoder2", "ministral3") and config.get("layer_types") is not None:
         raise ValueError(f"layer_types: model_type {model_type!r} declares none (its attention windows every layer by "
                          "sliding_window), but transformers' DynamicCache would read them: remove layer_types")
 
@@ -389,11 +427,21 @@ def _mla(config: dict, mla: str, notes: list[str]) -> tuple[int, str]:
     return rank + rope, f"latent {rank} + rotary key {rope}"
 
 
-def kv_layers(config, *, mla: str = "transformers") -> tuple[list[LayerCache], list[str]]:
+@dataclass(frozen=True)
+class _PlanLayer:
+    layer_type: str
+    window: int | None
+    rope: bool
+
+
+def kv_layers(config, *, mla: str = "transformers", assume=None) -> tuple[list[LayerCache], list[str]]:
     """One :class:`LayerCache` per decoder layer, and the notes on the class defaults it fell back to.
 
-    The layer kinds, windows and NoPE flags come from :func:`~posenc_helpers.configs.layer_positions`; the sizes
-    from the config, as the module docstring says. Taught in notebooks/16-position-at-inference.ipynb.
+    The layer kinds, windows and NoPE flags are read as :func:`~posenc_helpers.configs.layer_positions` reads
+    them (the same family checks: an unknown ``model_type`` is refused unless ``assume="llama"``), but without the
+    RoPE parameters, which the count does not need; the sizes from the config, as the module docstring says.
+    ``config`` may be a dict, a config.json's JSON text or its path. Taught in
+    notebooks/16-position-at-inference.ipynb.
 
     >>> layers, notes = kv_layers(bundled_kv_config("Gemma 3 27B"))
     >>> [(x.kind, x.window, x.numbers_per_token, x.holds) for x in layers[4:6]]   # 2 · 16 heads · 128
@@ -402,11 +450,16 @@ def kv_layers(config, *, mla: str = "transformers") -> tuple[list[LayerCache], l
     if mla not in MLA_MODES:
         raise ValueError(f"mla must be one of {', '.join(repr(m) for m in MLA_MODES)}, got {v._show(mla)}")
     inner, _outer = _language(config)
+    notes: list[str] = []
     model_type = inner.get("model_type")
+    if check_family(inner, assume) is not None:
+        model_type = "llama"  # the sizes too are read as LlamaConfig reads them; the plan's note says so
     model_type = model_type[: -len("_text")] if isinstance(model_type, str) and model_type.endswith("_text") else model_type
     _refuse(inner, model_type)
-    records = layer_positions(inner)
-    notes: list[str] = []
+    plan, plan_notes, _family = _plan(inner, assume=assume)
+    # what the count passes on from the layer reading: an assumed family, and windows a config turns off
+    notes += [n for n in plan_notes if n.startswith(("model_type", "layer_types names sliding"))]
+    records = [_PlanLayer(t, w, r) for t, w, r in plan]
     types = [r.layer_type for r in records]
     shares = _sharing(inner, model_type, types, notes)
     if model_type == "deepseek_v3":
@@ -456,7 +509,7 @@ def _bytes_per_number(config, bytes_per_number) -> tuple[int, str]:
     return v.positive_int("bytes_per_number", bytes_per_number), "given"
 
 
-def kv_cache(config, context, *, bytes_per_number=None, mla: str = "transformers") -> CacheSize:
+def kv_cache(config, context, *, bytes_per_number=None, mla: str = "transformers", assume=None) -> CacheSize:
     """The KV cache of ``config`` after ``context`` tokens (one sequence), layer by layer.
 
     bytes of a layer = numbers_per_token · tokens(context) · b + conv_state · b + recurrent_state · 4, with b the
@@ -470,8 +523,9 @@ def kv_cache(config, context, *, bytes_per_number=None, mla: str = "transformers
     576
     """
     context = v.positive_int("context", context)
+    config = load_config(config)
+    layers, notes = kv_layers(config, mla=mla, assume=assume)
     size, dtype = _bytes_per_number(config, bytes_per_number)
-    layers, notes = kv_layers(config, mla=mla)
     tokens = tuple(x.tokens(context) for x in layers)
     # numbers per token · tokens · b, plus the fixed states
     per_layer = tuple(x.numbers_per_token * t * size + x.conv_state_numbers * size
@@ -479,7 +533,7 @@ def kv_cache(config, context, *, bytes_per_number=None, mla: str = "transformers
     return CacheSize(tuple(layers), context, size, dtype, mla, tokens, per_layer, tuple(notes))
 
 
-def kv_bytes(config, contexts, *, bytes_per_number=None, mla: str = "transformers") -> np.ndarray:
+def kv_bytes(config, contexts, *, bytes_per_number=None, mla: str = "transformers", assume=None) -> np.ndarray:
     """Total cache bytes after each of ``contexts`` tokens (an int64 array of their shape).
 
     Σ over layers of numbers_per_token · min(n, holds) · b, plus the fixed states: the same count as
@@ -492,9 +546,11 @@ def kv_bytes(config, contexts, *, bytes_per_number=None, mla: str = "transformer
     if n.dtype == bool or not np.issubdtype(n.dtype, np.integer) or (n < 1).any():
         raise ValueError(f"contexts must be positive integers (tokens), got {v._show(contexts)}")
     n = n.astype(np.int64)
+    config = load_config(config)
+    layers = kv_layers(config, mla=mla, assume=assume)[0]
     size, _dtype = _bytes_per_number(config, bytes_per_number)
     total = np.zeros(n.shape, dtype=np.int64)
-    for x in kv_layers(config, mla=mla)[0]:
+    for x in layers:
         if x.kind not in ("linear", "shared"):
             held = n if x.holds is None else np.minimum(n, x.holds)
             total += x.numbers_per_token * held * size

@@ -155,7 +155,16 @@ def compute_longrope(cfg: dict, params: dict, seq_len=None) -> tuple[np.ndarray,
     return 1.0 / (ext_factors * base**inv_freq_shape), attention_factor
 
 
-ROPE_INIT_FUNCTIONS = {"linear": compute_linear, "yarn": compute_yarn, "llama3": compute_llama3,
+def compute_dynamic(cfg: dict, params: dict) -> tuple[np.ndarray, float]:
+    """modeling_rope_utils.py, _compute_dynamic_ntk_parameters at init time: seq_len = max_position_embeddings."""
+    dim = _dim(cfg, params)
+    factor = params["factor"]
+    seq_len = cfg["max_position_embeddings"]
+    base = params["rope_theta"] * ((factor * seq_len / cfg["max_position_embeddings"]) - (factor - 1)) ** (dim / (dim - 2))
+    return 1.0 / (base ** (np.arange(0, dim, 2, dtype=np.float64) / dim)), 1.0
+
+
+ROPE_INIT_FUNCTIONS = {"dynamic": compute_dynamic, "linear": compute_linear, "yarn": compute_yarn, "llama3": compute_llama3,
                        "proportional": compute_proportional, "longrope": compute_longrope}
 
 # --- configuration_<model>.py: __post_init__ and convert_rope_params_to_dict -------------------------------------
@@ -163,7 +172,11 @@ ROPE_INIT_FUNCTIONS = {"linear": compute_linear, "yarn": compute_yarn, "llama3":
 DEFAULT_THETA = {  # each configuration class's default_theta (configuration_utils: 10_000.0)
     "llama4_text": 500000.0, "smollm3": 2000000.0, "olmo3": 500000.0, "gpt_oss": 150000.0,
     "qwen2_vl_text": 1000000.0, "qwen2_5_vl_text": 1000000.0, "qwen3_vl_text": 500000.0,
+    "cohere": 500000.0,  # configuration_cohere.py, CohereConfig.default_theta
 }
+# __post_init__'s kwargs.setdefault("partial_rotary_factor", ...): configuration_glm.py, configuration_glm4.py,
+# configuration_glm4_moe.py, configuration_phi.py, configuration_nemotron.py (0.5), configuration_stablelm.py (0.25)
+PARTIAL_FACTOR = {"glm": 0.5, "glm4": 0.5, "glm4_moe": 0.5, "phi": 0.5, "nemotron": 0.5, "stablelm": 0.25}
 FIELD_DEFAULTS = {  # dataclass field defaults of each configuration class that the position code reads
     "gpt_oss": {"sliding_window": 128}, "cohere2": {"sliding_window": 4096},
     "exaone4": {"sliding_window": 4096, "sliding_window_pattern": 4}, "llama4_text": {"attention_chunk_size": 8192},
@@ -177,6 +190,11 @@ FIELD_DEFAULTS = {  # dataclass field defaults of each configuration class that 
     "gemma2": {"head_dim": 256, "query_pre_attn_scalar": 256, "sliding_window": 4096},
     "granite": {"attention_multiplier": 1.0},
     "phi3": {"original_max_position_embeddings": 4096},  # a field of Phi3Config: it always overrides the dict's
+    # configuration_qwen2_vl.py, configuration_qwen2_5_vl.py (the text configs)
+    "qwen2_vl_text": {"use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 80},
+    "qwen2_5_vl_text": {"use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 80},
+    # configuration_glm.py, configuration_glm4.py (head_dim: int = 128), configuration_gemma.py (head_dim: int = 256)
+    "glm": {"head_dim": 128}, "glm4": {"head_dim": 128}, "gemma": {"head_dim": 256},
 }
 TEXT = {"gemma3": "gemma3_text", "gemma3n": "gemma3n_text", "gemma4": "gemma4_text", "llama4": "llama4_text",
         "qwen2_vl": "qwen2_vl_text",
@@ -223,8 +241,15 @@ def construct(config: dict) -> dict:
     for key, value in FIELD_DEFAULTS.get(mt, {}).items():
         c.setdefault(key, value)
     n = c["num_hidden_layers"]
-    if mt in ("qwen2", "qwen3", "qwen3_moe"):  # __post_init__: the window only with use_sliding_window
+    if mt in ("qwen2", "qwen3", "qwen3_moe", "qwen2_vl_text", "qwen2_5_vl_text"):
+        # __post_init__: the window only with use_sliding_window
         c["sliding_window"] = c["sliding_window"] if c["use_sliding_window"] else None
+    if mt == "nemotron":  # configuration_nemotron.py: head_dim if not None else hidden_size // num_attention_heads
+        c["head_dim"] = c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"]
+    if mt == "falcon":  # configuration_falcon.py: the head_dim property
+        c["head_dim"] = c["hidden_size"] // c["num_attention_heads"]
+    if mt in PARTIAL_FACTOR:  # kwargs.setdefault("partial_rotary_factor", ...), read by convert_rope_params_to_dict
+        c.setdefault("partial_rotary_factor", PARTIAL_FACTOR[mt])
     if mt == "qwen3_moe":  # Qwen3MoeConfig declares no layer_types; modeling_qwen3_moe.py reads none
         c["layer_types"] = ["full_attention"] * n
     kwargs_theta = c.pop("rope_theta", None)  # a kwarg, not a field, in transformers 5 configs
@@ -369,7 +394,8 @@ def default_layer_types(c: dict, mt: str, n: int) -> list[str]:
     if mt in ("qwen3_next", "qwen3_5_text"):  # configuration_qwen3_next.py, configuration_qwen3_5.py
         interval = c.get("full_attention_interval", 4)
         return ["linear_attention" if bool((i + 1) % interval) else "full_attention" for i in range(n)]
-    if mt in ("qwen2", "qwen3"):  # configuration_qwen2.py, configuration_qwen3.py
+    if mt in ("qwen2", "qwen3", "qwen2_vl_text", "qwen2_5_vl_text"):
+        # configuration_qwen2.py, configuration_qwen3.py, configuration_qwen2_vl.py, configuration_qwen2_5_vl.py
         return ["sliding_attention" if c["sliding_window"] is not None and i >= c["max_window_layers"]
                 else "full_attention" for i in range(n)]
     return ["full_attention"] * n
@@ -377,7 +403,8 @@ def default_layer_types(c: dict, mt: str, n: int) -> list[str]:
 
 # --- modeling_<model>.py: the rotary class (inv_freq per layer type) and the attention class -------------------
 
-PARTIAL_DEFAULT = ("qwen3_next", "qwen3_5_text", "gpt_neox")
+# the compute_default_rope_parameters that read partial_rotary_factor (the others turn the whole head_dim)
+PARTIAL_DEFAULT = ("qwen3_next", "qwen3_5_text", "gpt_neox", "glm", "glm4", "glm4_moe", "phi", "stablelm", "nemotron")
 
 
 def rotary(c: dict, layer_type: str) -> tuple[np.ndarray, float]:
@@ -388,8 +415,8 @@ def rotary(c: dict, layer_type: str) -> tuple[np.ndarray, float]:
     cfg = dict(c)
     if c["model_type"] == "deepseek_v3":  # configuration_deepseek_v3.py: head_dim = qk_rope_head_dim
         cfg["head_dim"] = c.get("qk_rope_head_dim", 64)
-    if c["model_type"] == "cohere2":  # configuration_cohere2.py: head_dim = hidden_size // num_attention_heads
-        cfg["head_dim"] = c["hidden_size"] // c["num_attention_heads"]
+    if c["model_type"] == "stablelm":  # modeling_stablelm.py: getattr(config, "head_dim", None) or the split
+        cfg["head_dim"] = c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"]
     if layer_type in c.get("per_layer_head_dim", {}):  # Gemma 4's per_layer_config
         cfg["head_dim"] = c["per_layer_head_dim"][layer_type]
     rope_type = params["rope_type"]
@@ -410,7 +437,7 @@ def attention(c: dict, layer_idx: int) -> dict:
     layer_type = c["layer_types"][layer_idx]
     head_dim = c.get("per_layer_head_dim", {}).get(layer_type) or c.get("head_dim") or (
         c["hidden_size"] // c["num_attention_heads"])
-    if mt == "cohere2":
+    if mt in ("stablelm", "falcon"):  # StableLmAttention, FalconAttention: self.head_dim = hidden_size // num_heads
         head_dim = c["hidden_size"] // c["num_attention_heads"]
     out = {"layer_type": layer_type, "use_rope": layer_type != "linear_attention", "interleaved": False,
            "temperature": None}
@@ -448,14 +475,19 @@ def attention(c: dict, layer_idx: int) -> dict:
     elif mt == "cohere2":  # Cohere2Attention: RoPE only when sliding_window is not None; repeat_interleave
         out["use_rope"] = layer_type == "sliding_attention"
         out["interleaved"] = True
+    elif mt == "cohere":  # CohereRotaryEmbedding: torch.repeat_interleave(freqs, 2); rotate_half on x[..., ::2]
+        out["interleaved"] = True
+    elif mt in ("glm", "glm4"):  # apply_rotary_pos_emb: cos[..., : cos.shape[-1] // 2].repeat_interleave(2)
+        out["interleaved"] = True
     elif mt == "exaone4":  # Exaone4Attention: "if self.sliding_window is None or self.is_sliding"
         out["use_rope"] = c.get("sliding_window", 4096) is None or layer_type == "sliding_attention"
     elif mt == "ministral3":  # Ministral3Attention: get_llama_4_attn_scale on every layer
         rp = c["rope_parameters"]
         beta, length = rp.get("llama_4_scaling_beta"), rp.get("original_max_position_embeddings")
         out["temperature"] = lambda positions: 1 + beta * np.log(1 + np.floor(np.asarray(positions, float) / length))
-    if mt in ("mistral", "qwen3_moe", "phi3", "starcoder2"):
-        # MistralAttention, Qwen3MoeAttention, Phi3Attention, Starcoder2Attention: config.sliding_window, every layer
+    if mt in ("mistral", "qwen3_moe", "phi3", "starcoder2", "ministral3"):
+        # MistralAttention, Qwen3MoeAttention, Phi3Attention, Starcoder2Attention, Ministral3Attention:
+        # getattr(config, "sliding_window", None) on every layer
         out["sliding_window"] = c.get("sliding_window")
     elif layer_type == "sliding_attention":
         out["sliding_window"] = c.get("sliding_window")
@@ -490,10 +522,21 @@ def qk_norm(c: dict, mt: str, layer_type: str, use_rope: bool, head_dim: int) ->
     if mt in ("gemma3_text", "qwen3_next", "qwen3_5_text"):
         # Gemma3RMSNorm / Qwen3NextRMSNorm / Qwen3_5RMSNorm: weight = torch.zeros(dim), output * (1.0 + weight)
         return {"order": order, "on": "heads", "channels": head_dim, "reduce": "mean", "scale": "1+w"}
-    if mt == "olmo3":  # Olmo3Attention: Olmo3RMSNorm(config.num_attention_heads * self.head_dim) on q_proj(h);
-        # Olmo3Config: num_attention_heads: int = 32
+    if mt in ("olmo3", "olmo2"):  # Olmo3Attention / Olmo2Attention: Olmo3RMSNorm / Olmo2RMSNorm(
+        # config.num_attention_heads * self.head_dim) on q_proj(h); Olmo3Config, Olmo2Config: num_attention_heads 32
         return {"order": order, "on": "q_proj", "channels": c.get("num_attention_heads", 32) * head_dim, "reduce": "mean",
                 "scale": "w"}
+    if mt == "phi" and c.get("qk_layernorm", False):  # PhiAttention: nn.LayerNorm(hidden_size // heads), affine
+        return {"order": order, "on": "heads", "channels": c["hidden_size"] // c["num_attention_heads"],
+                "reduce": "centred", "scale": "w+b"}
+    if mt == "stablelm" and c.get("qk_layernorm", False):  # StableLmLayerNormPerHead: nn.LayerNorm(head_dim,
+        # bias=False), one per head
+        return {"order": order, "on": "heads", "channels": head_dim, "reduce": "centred", "scale": "w per head"}
+    if mt == "cohere" and c.get("use_qk_norm", False):  # CohereLayerNorm((heads, head_dim)): mean removed over the
+        # last dim, weight (heads, head_dim), no bias
+        return {"order": order, "on": "heads", "channels": head_dim, "reduce": "centred", "scale": "w per head"}
+    if mt == "glm4_moe" and c.get("use_qk_norm", False):  # Glm4MoeRMSNorm(head_dim): weight = torch.ones
+        return {"order": order, "on": "heads", "channels": head_dim, "reduce": "mean", "scale": "w"}
     return None  # no q_norm, k_norm or qk_norm in the attention class (DeepSeek-V3's norms act on its latents)
 
 
@@ -506,7 +549,8 @@ def mrope_axes(c: dict, pairs: int) -> list[str] | None:
         section = rp.get("mrope_section", [24, 20, 20] if mt == "qwen3_vl_text" else [11, 11, 10])
         axes = ["t"] * pairs
         for dim, offset in enumerate((1, 2), start=1):
-            for k in range(offset, section[dim] * 3, 3):
+            # freqs_thw[..., slice(offset, section[dim] * 3, 3)]: a slice stops at the last pair
+            for k in range(offset, min(section[dim] * 3, pairs), 3):
                 axes[k] = "thw"[dim]
         return axes
     if mt in ("qwen2_vl_text", "qwen2_5_vl_text", "qwen2_vl", "qwen2_5_vl") or "mrope_section" in rp:
@@ -529,3 +573,49 @@ def hf_layers(config: dict) -> list[dict]:
             a["inv_freq"], a["attention_scaling"], a["mrope_axes"] = None, None, None
         out.append(a)
     return out
+
+
+# --- modeling_<model>.py: the rotary class's forward and apply_rotary_pos_emb, on one head --------------------------
+
+
+def _rotate_half(x: np.ndarray) -> np.ndarray:
+    """rotate_half of modeling_llama.py (and Phi, StableLM, Nemotron, OLMo 2, Gemma, Falcon, GLM-4-MoE)."""
+    x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+    return np.concatenate((-x2, x1), axis=-1)
+
+
+def _rotate_half_interleaved(x: np.ndarray) -> np.ndarray:
+    """rotate_half of modeling_glm.py and modeling_cohere.py: torch.stack((-x2, x1), dim=-1).flatten(-2)."""
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return np.stack((-x2, x1), axis=-1).reshape(x.shape)
+
+
+def rotate(config: dict, x: np.ndarray, positions) -> np.ndarray:
+    """One head's q (shape (T, head_dim)) after the family's rotary forward and apply_rotary_pos_emb (layer 0)."""
+    c = construct(config)
+    mt = c["model_type"]
+    inv_freq, attention_scaling = rotary(c, c["layer_types"][0])
+    freqs = np.asarray(positions, dtype=np.float64)[:, None] * inv_freq[None, :]
+    if mt == "cohere":  # CohereRotaryEmbedding.forward: torch.repeat_interleave(freqs, 2, dim=-1)
+        emb = np.repeat(freqs, 2, axis=-1)
+    else:  # torch.cat((freqs, freqs), dim=-1)
+        emb = np.concatenate((freqs, freqs), axis=-1)
+    cos, sin = np.cos(emb) * attention_scaling, np.sin(emb) * attention_scaling
+    if mt == "cohere":  # modeling_cohere.py, apply_rotary_pos_emb
+        return x * cos + _rotate_half_interleaved(x) * sin
+    if mt in ("glm", "glm4"):  # modeling_glm.py, apply_rotary_pos_emb: "Interleave them instead of usual shape"
+        cos = np.repeat(cos[..., : cos.shape[-1] // 2], 2, axis=-1)
+        sin = np.repeat(sin[..., : sin.shape[-1] // 2], 2, axis=-1)
+        rotary_dim = cos.shape[-1]
+        x_rot, x_pass = x[..., :rotary_dim], x[..., rotary_dim:]
+        return np.concatenate((x_rot * cos + _rotate_half_interleaved(x_rot) * sin, x_pass), axis=-1)
+    if mt in ("phi", "stablelm"):  # PhiAttention / StableLmAttention.forward: query_states[..., : self.rotary_ndims]
+        head_dim = attention(c, 0)["head_dim"]
+        rotary_ndims = int(head_dim * c["rope_parameters"]["partial_rotary_factor"])
+        x_rot, x_pass = x[..., :rotary_ndims], x[..., rotary_ndims:]
+        return np.concatenate((x_rot * cos + _rotate_half(x_rot) * sin, x_pass), axis=-1)
+    if mt in ("nemotron", "glm4_moe", "gpt_neox", "qwen3_next", "qwen3_5_text"):  # rot_dim = cos.shape[-1]
+        rotary_dim = cos.shape[-1]
+        x_rot, x_pass = x[..., :rotary_dim], x[..., rotary_dim:]
+        return np.concatenate((x_rot * cos + _rotate_half(x_rot) * sin, x_pass), axis=-1)
+    return x * cos + _rotate_half(x) * sin  # modeling_llama.py, apply_rotary_pos_emb (OLMo 2, Gemma, Falcon, ...)

@@ -166,3 +166,44 @@ def sliding_cache_by_updates(window, chunks) -> int:
         position += size
         kept = full[-window + 1:]
     return len(kept)
+
+
+# --- hand-built configs of the families read since issue 42, each as its transformers 5.24.0 attention sizes k_proj ---
+
+# the config classes' field defaults (configuration_<m>.py): num_key_value_heads, head_dim
+KV_DEFAULTS = {"glm": (2, 128), "glm4": (2, 128), "glm4_moe": (8, None), "gemma": (16, 256), "stablelm": (32, None)}
+
+
+def family_numbers_per_token(c) -> int:
+    """Numbers one layer caches per token: 2 · (heads of k_proj's output as the cache receives them) · head width."""
+    model_type = c["model_type"]
+    heads = c["num_attention_heads"]
+    split = c["hidden_size"] // heads
+    if model_type == "falcon":
+        # FalconAttention.forward: num_kv_heads = num_heads with new_decoder_architecture (keys broadcast to every
+        # query head), else self.num_kv_heads: 1 with multi_query (default True)
+        if c.get("new_decoder_architecture"):
+            kv = heads
+        elif c.get("multi_query", True):
+            kv = 1
+        else:
+            kv = heads
+        return 2 * kv * split
+    kv_default, head_default = KV_DEFAULTS.get(model_type, (heads, None))
+    kv = c["num_key_value_heads"] if "num_key_value_heads" in c else kv_default
+    if model_type == "stablelm":  # StableLmAttention: head_dim = hidden_size // num_heads
+        return 2 * kv * split
+    head = c.get("head_dim")
+    if head is None:
+        head = head_default if head_default is not None else split
+    return 2 * kv * head
+
+
+def family_cache(c, context, bytes_per_number) -> int:
+    """Bytes after context tokens: every layer full, or every layer a window W keeping W − 1 (Ministral 3)."""
+    per_token = family_numbers_per_token(c) if c["model_type"] != "ministral3" else 2 * c["num_key_value_heads"] * c["head_dim"]
+    window = c.get("sliding_window") if c["model_type"] == "ministral3" else None
+    total = 0
+    for _layer in range(c["num_hidden_layers"]):
+        total += per_token * held("full" if window is None else "sliding", window, context) * bytes_per_number
+    return total

@@ -94,7 +94,8 @@ def test_unknown_type_lists_the_known_ones():
     "cfg, exc, text",
     [
         ({"rope_theta": 1e4}, ValueError, "config gives no head width"),
-        ("not a dict", TypeError, "config must be a dict"),
+        (["not", "a dict"], TypeError, "config must be a dict"),
+        ("not a dict", ValueError, "config 'not a dict' is neither a config.json's JSON text"),
         ({"head_dim": 8, "rope_scaling": "yarn"}, TypeError, "rope_scaling must be a dict"),
         ({"head_dim": 8, "rope_theta": 0.5}, ValueError, "rope_theta must be a finite number greater than 1"),
         ({"head_dim": 8, "partial_rotary_factor": 1.5}, ValueError, r"partial_rotary_factor must be a fraction in \(0, 1\]"),

@@ -279,14 +279,19 @@ def test_named_errors():
     with pytest.raises(ValueError, match="dtypes disagree"):
         kc.dtype_bytes({"dtype": "bfloat16", "text_config": {"dtype": "float32"}})
     with pytest.raises(TypeError, match="config must be a dict"):
+        kc.kv_layers(["llama"])
+    with pytest.raises(ValueError, match="config 'llama' is neither a config.json's JSON text"):
         kc.kv_layers("llama")
     with pytest.raises(ValueError, match="name must be one of the bundled models"):
         kc.bundled_kv_config("Llama 5")
 
 
 def test_what_the_counter_refuses_by_name():
-    with pytest.raises(ValueError, match="num_key_value_heads is missing, and for model_type 'newarch'"):
+    with pytest.raises(ValueError, match="model_type 'newarch' is not a family the reader transcribes"):
         kc.kv_layers({"model_type": "newarch", "num_hidden_layers": 2, "head_dim": 8})
+    # read as Llama on request: LlamaConfig's num_key_value_heads = num_attention_heads needs the heads
+    with pytest.raises(ValueError, match="num_attention_heads is missing, and llama's code sizes its keys from it"):
+        kc.kv_layers({"model_type": "newarch", "num_hidden_layers": 2, "head_dim": 8}, assume="llama")
     with pytest.raises(ValueError, match="head_dim is missing, and for a config without model_type"):
         kc.kv_layers({"num_hidden_layers": 2, "num_key_value_heads": 2, "hidden_size": 64, "num_attention_heads": 4})
     with pytest.raises(ValueError, match="modernbert.* encoder"):

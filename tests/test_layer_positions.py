@@ -82,11 +82,12 @@ def assert_same_qk_norm(ours, ref: dict | None, head_dim: int, where: str) -> No
         return
     assert isinstance(ours, QKNorm), where
     assert ours.where == {"norm, rotate": "before_rope", "rotate, norm": "after_rope", "norm": "no_rope"}[ref["order"]]
-    assert ours.kind == {"mean": "rms", "sum": "l2"}[ref["reduce"]], where
-    assert ours.weight == {"w": "learned", "1+w": "one_plus_learned", None: "none"}[ref["scale"]], where
+    assert ours.kind == {"mean": "rms", "sum": "l2", "centred": "layer"}[ref["reduce"]], where
+    assert ours.weight == {"w": "learned", "1+w": "one_plus_learned", None: "none", "w+b": "learned_and_bias",
+                           "w per head": "learned_per_head"}[ref["scale"]], where
     assert ours.over == {"heads": "head", "q_proj": "all_heads"}[ref["on"]], where
-    if ref["on"] == "heads" and ref["reduce"] == "mean":
-        assert ref["channels"] == head_dim, where  # an RMS norm over one head's channels
+    if ref["on"] == "heads" and ref["reduce"] in ("mean", "centred"):
+        assert ref["channels"] == head_dim, where  # an RMS or LayerNorm over one head's channels
 
 
 @pytest.mark.parametrize("name", sorted(bundled_configs("all")))
@@ -416,9 +417,14 @@ def test_malformed_shapes_are_refused_naming_the_key(cfg, key):
 )
 def test_a_family_the_reader_does_not_transcribe_is_refused_by_name(cfg, key):
     who = repr(cfg["model_type"]) if "model_type" in cfg else "no model_type"
+    transcribed = cfg.get("model_type") in (None, "llama")
     for read in (layer_positions, describe_config, frequencies_from_config):
+        if not transcribed:  # refused for its model_type alone, before any key is looked at
+            with pytest.raises(ValueError, match=f"model_type {who} is not a family the reader transcribes"):
+                read(cfg)
+        # read as Llama on request (or as it always was, without model_type): still refused, by the key
         with pytest.raises(ValueError, match=key) as raised:
-            read(cfg)
+            read(cfg) if transcribed else read(cfg, assume="llama")
         assert who in str(raised.value) and "refuses rather than guess" in str(raised.value)
 
 
@@ -477,13 +483,17 @@ def test_a_nested_rope_parameters_is_refused_where_the_familys_rotary_reads_one_
     assert all(x.base == 1e6 for x in layer_positions(flat) if x.rope)
 
 
-def test_a_family_the_reader_does_not_know_is_read_where_no_family_could_differ():
-    # one scheme on every layer, no window, no family scale: every Llama-style code reads it the same way
+def test_a_family_the_reader_does_not_know_is_read_only_when_asked_and_then_says_so():
+    # one scheme on every layer, no window, no family scale: refused by its model_type, read as Llama on request
     plain = {"model_type": "some_new_model", "num_hidden_layers": 3, "head_dim": 64, "rope_theta": 5e5,
              "sliding_window": None, "use_sliding_window": False}
-    layers = layer_positions(plain)
+    with pytest.raises(ValueError, match="model_type 'some_new_model' is not a family the reader transcribes"):
+        layer_positions(plain)
+    layers = layer_positions(plain, assume="llama")
     assert [(x.layer_type, x.window, x.rope, x.rotary_dim) for x in layers] == [("full_attention", None, True, 64)] * 3
     assert layers[0].base == 5e5 and layers[0].softmax_scale == 64 ** -0.5
+    assert {x.read_as for x in layers} == {"Llama (assumed: model_type 'some_new_model' is not transcribed; "
+                                           "assume='llama')"}
 
 
 def test_a_pattern_without_a_layer_count_is_refused_not_guessed():
@@ -539,7 +549,8 @@ def test_qk_norm_is_read_per_layer_as_each_attention_class_applies_it():
     # Llama normalises neither; a family the reader has not read is unknown, not guessed to be either
     plain = {"num_hidden_layers": 2, "head_dim": 64, "rope_theta": 1e4}
     assert {x.qk_norm for x in layer_positions({**plain, "model_type": "llama"})} == {None}
-    assert {x.qk_norm for x in layer_positions({**plain, "model_type": "some_new_model"})} == {QK_NORM_UNKNOWN}
+    assert {x.qk_norm for x in layer_positions({**plain, "model_type": "some_new_model"}, assume="llama")} == {
+        QK_NORM_UNKNOWN}
     assert {x.qk_norm for x in layer_positions(plain)} == {QK_NORM_UNKNOWN}
 
 

@@ -24,8 +24,17 @@ so Gemma's ``1 + w`` is exercised) and loaded into the torch model by their
 state-dict names, which :func:`~posenc_helpers.decoder.weight_shapes` must
 name exactly: a name missing on either side stops the script.
 
-torch and transformers are imported inside :func:`reference` only, so this
-module imports (and its doctests run) without them.
+``python -m tools.hf_reference --configs`` writes
+``tests/data/hf_config_reference.json`` instead: each hand-built config of
+``tests/family_shapes.py`` built by transformers' own config class (torch is
+not needed for that), with what the class makes of it (``head_dim``,
+``num_key_value_heads``, ``sliding_window``, ``layer_types``, the standardized
+``rope_parameters``, or the error it raises). ``tests/test_families.py``
+holds the transcription in ``tests/hf5_reference.py`` to that file.
+
+torch and transformers are imported inside :func:`reference` and
+:func:`config_reference` only, so this module imports (and its doctests run)
+without them.
 """
 
 from __future__ import annotations
@@ -175,11 +184,47 @@ def write(family: str, out: Path = OUT) -> dict:
     )
 
 
+#: The fields :func:`config_reference` records from each built config (None when the class has no such attribute).
+CONFIG_FIELDS = ("head_dim", "num_key_value_heads", "sliding_window", "layer_types", "rope_parameters")
+
+
+def _shapes() -> dict[str, dict]:
+    """The hand-built configs of tests/family_shapes.py (plain dicts), by name."""
+    namespace: dict = {}
+    exec((ROOT / "tests" / "family_shapes.py").read_text(encoding="utf-8"), namespace)  # noqa: S102 (our own file)
+    return {**namespace["NEW"], **namespace["EDGE"]}
+
+
+def config_reference() -> dict:
+    """Build every shape of tests/family_shapes.py with transformers' config class; record what it holds."""
+    import transformers
+
+    if transformers.__version__ != TRANSFORMERS_VERSION:
+        raise SystemExit(f"needs transformers {TRANSFORMERS_VERSION}, found {transformers.__version__}")
+    built = {}
+    for name, shape in _shapes().items():
+        kwargs = {k: x for k, x in json.loads(json.dumps(shape)).items() if k not in ("model_type", "dtype")}
+        config = transformers.CONFIG_MAPPING[shape["model_type"]](**kwargs)
+        text = getattr(config, "text_config", None) or config  # a multimodal config's language model
+        built[name] = {"config": shape, "config_class": type(text).__name__,
+                       **{key: getattr(text, key, None) for key in CONFIG_FIELDS}}
+    return {"transformers_version": transformers.__version__, "command": "python -m tools.hf_reference --configs",
+            "note": "what each config class of transformers makes of the hand-built configs of tests/family_shapes.py",
+            "shapes": built}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.hf_reference", description=__doc__.splitlines()[0])
     parser.add_argument("families", nargs="*", default=list(CONFIGS), help=f"any of {list(CONFIGS)} (default: all)")
     parser.add_argument("--out", type=Path, default=OUT, help="folder to write into (default: tests/data)")
+    parser.add_argument("--configs", action="store_true", help="write hf_config_reference.json (no torch needed)")
     options = parser.parse_args(argv)
+    if options.configs:
+        table = config_reference()
+        target = options.out / "hf_config_reference.json"
+        target.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        print(f"wrote {target}: {len(table['shapes'])} configs built by transformers {table['transformers_version']}")
+        return 0
     for family in options.families:
         if family not in CONFIGS:
             parser.error(f"family must be one of {list(CONFIGS)}, got {family!r}")

@@ -14,14 +14,18 @@ Models of 2025–26 set position per layer: :func:`layer_positions` gives one
 code in transformers 5 computes it (``layer_types``, ``rope_parameters`` nested
 by layer type, ``no_rope_layers`` where 1 means RoPE and 0 none, the
 ``"proportional"`` rope type, DeepSeek's MLA fields, Llama 4's temperature),
-for the families it transcribes (:data:`FAMILIES`). A config of any other
-family is read only where no family's code could read it differently (one
-scheme, none of :data:`FAMILY_KEYS`); otherwise it is refused. What the reader
-does not understand raises a ValueError naming the key (and the
-``model_type``); every default it falls back to is stated by
-:func:`describe_config`.
+for the families it transcribes (:data:`FAMILIES`). Every reader function
+refuses a ``model_type`` outside them by name, listing the ones it reads;
+``assume="llama"`` reads such a config as Llama's code would, and the output
+then says what was assumed. A config without ``model_type`` is read
+Llama-style, as far as no family's code could read it differently (one
+scheme, none of :data:`FAMILY_KEYS`). Families without RoPE (:data:`NOT_ROPE`:
+ALiBi, learned tables) are named and refused. What the reader does not
+understand raises a ValueError naming the key (and the ``model_type``); every
+default it falls back to is stated by :func:`describe_config`. Each function
+takes a dict, a ``config.json``'s JSON text or its path (:func:`load_config`).
 
-The package has one module per job: :mod:`.single` reads one scheme,
+The package has one module per job: :mod:`.load` takes the config in, :mod:`.single` reads one scheme,
 :mod:`.records` holds the per-layer record, :mod:`.families` each family's
 rules, :mod:`.layers` builds the records, :mod:`.describe` writes the
 reports and :mod:`.bundled` holds the shipped configs. Every public name is
@@ -34,12 +38,18 @@ from __future__ import annotations
 
 from .bundled import bundled_configs, bundled_kv_fields, bundled_left_out, bundled_sources
 from .describe import config_summary, describe_config
-from .families import FAMILIES, FAMILY_KEYS, LAYER_TYPES
-from .layers import frequencies_from_config, layer_positions, per_layer
+from .families import ASSUMABLE, FAMILIES, FAMILY_KEYS, LAYER_TYPES, NOT_ROPE, PARTIAL_DEFAULTS, check_family
+from .layers import frequencies_from_config, layer_positions, per_layer, rope_settings
+from .load import load_config
 from .records import QK_NORM_UNKNOWN, LayerPositions, QKNorm, llama4_query_temperature, llama_4_scaling_temperature
-from .single import DEFAULT_BASE, ROPE_TYPES, RopeSettings, rope_settings
+from .single import DEFAULT_BASE, ROPE_TYPES, RopeSettings
 
 __all__ = [
+    "load_config",
+    "check_family",
+    "ASSUMABLE",
+    "NOT_ROPE",
+    "PARTIAL_DEFAULTS",
     "ROPE_TYPES",
     "DEFAULT_BASE",
     "RopeSettings",

@@ -15,13 +15,14 @@ import numpy as np
 
 from .. import _validate as v
 from ..core import frequencies
-from .families import _FAMILY_NAMES, _nested_params
-from .layers import _resolve, frequencies_from_config, per_layer
+from .families import _FAMILY_NAMES, _nested_params, check_family
+from .layers import _resolve, frequencies_from_config, per_layer, rope_settings
+from .load import load_config
 from .records import QK_NORM_UNKNOWN, LayerPositions, llama4_query_temperature
-from .single import RopeSettings, rope_settings
+from .single import RopeSettings
 
 
-def config_summary(config) -> dict:
+def config_summary(config, *, assume=None) -> dict:
     """The numbers :func:`describe_config` reports, as a dict.
 
     Keys: ``pairs``, ``rotary_dim``, ``head_dim``, ``base``, ``fastest`` and
@@ -33,25 +34,27 @@ def config_summary(config) -> dict:
     ``context`` (``max_position_embeddings``). Taught in notebooks/11-rope-as-shipped.ipynb.
 
     A config that sets position per layer (see :func:`per_layer`) has no single summary: a ValueError
-    points to :func:`layer_positions` and :func:`describe_config`.
+    points to :func:`layer_positions` and :func:`describe_config`. ``config`` and ``assume`` as in
+    :func:`rope_settings` (an assumed family is stated in ``notes``).
 
     >>> s = config_summary({"head_dim": 128, "rope_theta": 10000.0, "max_position_embeddings": 4096})
     >>> s["pairs"], s["never_turn"], round(s["slowest"])   # 2π·10000^(126/128)
     (64, 18, 54410)
     """
-    if per_layer(config):
+    config = load_config(config)
+    if per_layer(config, assume=assume):
         raise ValueError(
             "this config sets position per layer (or needs its model's own code): config_summary has one row per "
             "model; use layer_positions(config), or describe_config(config) for the report"
         )
-    s = rope_settings(config)
+    s = rope_settings(config, assume=assume)
     omega = frequencies(s.rotary_dim, s.base)
     wavelength = 2.0 * np.pi / omega
     long_seq = None if s.original_max_position is None else 2 * s.original_max_position
     if s.rope_type == "default":
         scaled, att = omega, 1.0
     else:
-        scaled, att = frequencies_from_config(config, seq_len=long_seq)
+        scaled, att = frequencies_from_config(config, seq_len=long_seq, assume=assume)
     return {
         "pairs": s.pairs,
         "rotary_dim": s.rotary_dim,
@@ -98,7 +101,7 @@ def _scaling_sentence(s: RopeSettings, summary: dict) -> str:
     )
 
 
-def describe_config(config) -> str:
+def describe_config(config, *, assume=None) -> str:
     """A plain-language report of a config's RoPE: pairs, wavelengths, unfinished turns, scaling, context.
 
     For a config whose layers all use one scheme, one line each: the rotated pairs (and the base, with any
@@ -115,7 +118,11 @@ def describe_config(config) -> str:
     (``original_max_position_embeddings``, where the model trained unscaled, as in the single-scheme report),
     the configured (scaled) ones within a window, a chunk or the declared context.
     In ``no_rope_layers``, 1 means RoPE and 0 means none.
-    Taught in notebooks/11-rope-as-shipped.ipynb.
+
+    ``config`` may be a dict, a config.json's JSON text (paste the file as it is) or its path. A ``model_type``
+    the reader does not transcribe is refused by name, unless ``assume="llama"``: then it is read as Llama's code
+    would read it, and the report says so in a note. A family without RoPE (BLOOM, MPT: ALiBi; GPT-2, OPT:
+    learned positions) is named and refused. Taught in notebooks/11-rope-as-shipped.ipynb.
 
     >>> print(describe_config({"head_dim": 128, "rope_theta": 10000.0, "max_position_embeddings": 4096}))
     rotation: 64 pairs, all 128 dims of each head, base 10,000
@@ -130,10 +137,12 @@ def describe_config(config) -> str:
     >>> print(describe_config(cfg).splitlines()[1])
     pattern: 5 sliding (window 1,024, base 10,000) then 1 full (base 1,000,000, linear ×8)
     """
-    if per_layer(config):
-        return _describe_layers(config)
-    s = rope_settings(config)
-    summary = config_summary(config)
+    config = load_config(config)
+    assumed = check_family(config, assume)
+    if per_layer(config, assume=assume):
+        return _describe_layers(config, assume)
+    s = rope_settings(config, assume=assume)
+    summary = config_summary(config, assume=assume)
     if s.rotary_dim == s.head_dim:
         width = f"all {s.head_dim} dims of each head"
     else:
@@ -177,6 +186,8 @@ def describe_config(config) -> str:
         )
     else:
         lines.append(f"declared context: {s.max_position_embeddings:,} tokens (max_position_embeddings)")
+    if assumed is not None:
+        lines.append(f"note: {s.notes[0]}")
     return "\n".join(lines)
 
 
@@ -238,8 +249,8 @@ def _pattern(layers: list[LayerPositions], keys: list) -> str:
     return plain
 
 
-def _describe_layers(config) -> str:
-    layers, notes, family = _resolve(config, need_count=True)
+def _describe_layers(config, assume=None) -> str:
+    layers, notes, family = _resolve(config, need_count=True, assume=assume)
     inner = config["text_config"] if isinstance(config.get("text_config"), dict) else config
     keys = [
         (x.layer_type, x.window, x.rope, x.rope_type, x.base, x.rotary_dim,
@@ -249,6 +260,8 @@ def _describe_layers(config) -> str:
     ]
     model = inner.get("model_type")
     how = f"model_type {model!r}" if model else "no model_type"
+    if model and check_family(inner, assume) is not None:
+        how += ", which the reader does not transcribe: assumed, as assume='llama' asks"
     lines = [f"layers: {len(layers)}, read as {_FAMILY_NAMES[family]} code reads them ({how})",
              f"pattern: {_pattern(layers, keys)}"]
     length, length_name = _counting_length(inner, family, layers)
@@ -373,9 +386,22 @@ def _extra_lines(family: str, layers: list[LayerPositions]) -> list[str]:
     sections = {x.mrope_section for x in layers if x.mrope_section}
     for sec in sections:
         lines.append(_mrope_sentence(sec, any(x.mrope_interleaved for x in layers)))
-    lines.append(f"layout: {layers[0].layout}" + (" (pair k is dims 2k and 2k + 1)" if layers[0].layout == "interleaved"
-                                                  else " (pair k is dims k and k + d/2)"))
+    lines.append(_layout_sentence(first_rope or layers[0], family))
     return lines
+
+
+def _layout_sentence(x: LayerPositions, family: str) -> str:
+    """Which dims form pair k; for a partial rotation, within the rotated part, the rest passing unrotated.
+
+    (DeepSeek-V3's MLA rotates the last qk_rope_head_dim dims of its q·k head, as the MLA line says; Gemma 4's
+    proportional RoPE pairs the whole head, with ω = 0 on the pairs that do not turn.)"""
+    pairing = " (pair k is dims 2k and 2k + 1)" if x.layout == "interleaved" else " (pair k is dims k and k + d/2)"
+    if (x.rope and 0 < x.rotary_dim < x.head_dim and x.rope_type != "proportional"
+            and family != "deepseek_v3"):
+        d = x.rotary_dim
+        pairing = (" (pair k is dims 2k and 2k + 1" if x.layout == "interleaved" else f" (pair k is dims k and k + {d // 2}"
+                   ) + f", within the first {d} of {x.head_dim} dims; dims {d}–{x.head_dim - 1} pass unrotated)"
+    return f"layout: {x.layout}" + pairing
 
 
 def _qk_norm_sentence(layers: list[LayerPositions], model_type: str | None) -> str:

@@ -14,10 +14,11 @@ from .. import _validate as v
 from .records import QK_NORM_UNKNOWN, QKNorm
 from .single import DEFAULT_BASE
 
-#: The model families whose transformers-5 code the reader transcribes, by ``model_type``. A config of any other
-#: ``model_type`` (or of none that no key identifies) is read only where the reading cannot depend on the family:
-#: one scheme for every layer, none of :data:`FAMILY_KEYS`, and ``rope_parameters`` not nested. Otherwise the
-#: reader raises a ValueError naming the ``model_type`` and the key, instead of guessing the family's code.
+#: The model families whose transformers-5 code the reader transcribes, by ``model_type``. Every reader function
+#: refuses any other ``model_type`` by name (:func:`check_family`), unless ``assume="llama"``: then, as for a
+#: config without ``model_type``, it is read Llama-style only where the reading cannot depend on the family (one
+#: scheme for every layer, none of :data:`FAMILY_KEYS`, ``rope_parameters`` not nested), and refused by key
+#: otherwise, instead of guessing the family's code.
 FAMILIES = {
     "gemma2": "gemma2",
     "gemma3": "gemma3", "gemma3_text": "gemma3",
@@ -41,7 +42,30 @@ FAMILIES = {
     "mistral": "mistral", "phi3": "phi3", "starcoder2": "starcoder2",
     "granite": "granite",
     "gptj": "gptj", "gpt_neox": "gpt_neox",
+    "llama": "generic",
+    # one scheme on every layer, each with its own pairing, partial rotary, head width or q/k norm
+    # (transformers 5.24.0, models/<family>/configuration_<family>.py and modeling_<family>.py)
+    "olmo2": "olmo2", "glm": "glm", "glm4": "glm", "glm4_moe": "glm4_moe", "phi": "phi", "stablelm": "stablelm",
+    "cohere": "cohere", "gemma": "gemma", "falcon": "falcon", "nemotron": "nemotron",
 }
+
+
+#: model_types whose transformers-5 code gives position without RoPE: named, and refused, by every reader function.
+NOT_ROPE = {
+    "bloom": "ALiBi (a linear bias on the attention scores, one slope per head: build_alibi_tensor in "
+             "modeling_bloom.py)",
+    "mpt": "ALiBi (a linear bias on the attention scores, one slope per head: build_mpt_alibi_tensor in "
+           "modeling_mpt.py, on every forward pass)",
+    "gpt2": "learned positions (a learned absolute table added to the token embeddings: wpe in modeling_gpt2.py)",
+    "gpt_neo": "learned positions (a learned absolute table: wpe in modeling_gpt_neo.py)",
+    "gpt_bigcode": "learned positions (a learned absolute table: wpe in modeling_gpt_bigcode.py)",
+    "opt": "learned positions (a learned absolute table, offset by 2: OPTLearnedPositionalEmbedding in "
+           "modeling_opt.py)",
+}
+
+
+#: What ``assume`` may name: the one family a config of an unknown ``model_type`` can be read as, on request.
+ASSUMABLE = ("llama",)
 
 
 _FAMILY_NAMES = {
@@ -52,14 +76,27 @@ _FAMILY_NAMES = {
     "qwen3_vl": "Qwen3-VL", "qwen3_5": "Qwen3.5", "olmo3": "OLMo 3", "modernbert": "ModernBERT", "gpt_oss": "gpt-oss",
     "ministral3": "Ministral 3", "qwen_window": "Qwen2/Qwen3", "qwen3_moe": "Qwen3-MoE",
     "mistral": "Mistral", "phi3": "Phi-3", "starcoder2": "Starcoder2", "generic": "Llama-style",
+    "olmo2": "OLMo 2", "glm": "GLM / GLM-4", "glm4_moe": "GLM-4-MoE (GLM-4.5)", "phi": "Phi (Phi-1, Phi-2)",
+    "stablelm": "StableLM", "cohere": "Cohere (Command R)", "gemma": "Gemma", "falcon": "Falcon",
+    "nemotron": "Nemotron", "gptj": "GPT-J", "gpt_neox": "GPT-NeoX",
 }
+
+
+# families whose code reads one flat scheme and no per-layer key: a key of FAMILY_KEYS in their config is refused
+_PLAIN = ("generic", "olmo2", "glm", "glm4_moe", "phi", "stablelm", "cohere", "gemma", "falcon", "nemotron")
+
+
+#: partial_rotary_factor of the config classes that set one (``kwargs.setdefault("partial_rotary_factor", ...)`` in
+#: __post_init__, transformers 5.24.0): GlmConfig, Glm4Config, Glm4MoeConfig, PhiConfig, NemotronConfig 0.5;
+#: StableLmConfig 0.25. Their rotary classes, like GPT-NeoX's and Qwen3-Next's, turn int(head_dim × factor) dims.
+PARTIAL_DEFAULTS = {"glm": 0.5, "glm4_moe": 0.5, "phi": 0.5, "nemotron": 0.5, "stablelm": 0.25}
 
 
 # each family's config-class default_theta (transformers 5.24.0, models/<family>/configuration_<family>.py);
 # a pair is (full / global, sliding / local)
 _DEFAULT_THETA = {
     "gemma3": (1_000_000.0, 10_000.0), "gemma3n": (1_000_000.0, 10_000.0), "modernbert": (160_000.0, 10_000.0),
-    "llama4": 500_000.0,
+    "llama4": 500_000.0, "cohere": 500_000.0,
     "smollm3": 2_000_000.0, "olmo3": 500_000.0, "gpt_oss": 150_000.0, "qwen2_vl": 1_000_000.0,
     "qwen3_vl": 500_000.0,
 }
@@ -78,20 +115,76 @@ _PER_LAYER_KEYS = (
 
 
 #: Keys whose meaning depends on the family's code (windows, per-layer patterns, softmax scales, bidirectional
-#: attention): a config of a family outside :data:`FAMILIES` that sets one of them is refused by name.
+#: attention): a config read Llama-style (no ``model_type``, or ``assume="llama"``), or of a family whose code reads
+#: none of them (Llama, OLMo 2, GLM, Phi, StableLM, Cohere, Gemma, Falcon, Nemotron), that sets one is refused by
+#: name.
 FAMILY_KEYS = tuple(k for k in _PER_LAYER_KEYS if k != "text_config") + (
     "sliding_window", "use_sliding_window", "max_window_layers", "use_bidirectional_attention",
     "attention_multiplier",
 )
 
 
-def _refuse_unknown_family(config: dict) -> None:
-    """Raise unless this config of a family outside FAMILIES reads the same whatever the family's code is."""
+def check_family(config: dict, assume=None) -> str | None:
+    """Refuse a config the reader would have to guess at; return the ``model_type`` read as Llama on request.
+
+    The language model's ``model_type`` (``text_config``'s, or the config's own) must be one of :data:`FAMILIES`,
+    or absent (then the config is read Llama-style, as it always was, and the report says no family named it). A
+    family without RoPE (:data:`NOT_ROPE`, or Falcon with ``alibi``) is named and refused; any other ``model_type``
+    is refused by name unless ``assume="llama"``, and then its name is returned so the output can say what was
+    assumed. Taught in notebooks/14-position-per-layer.ipynb.
+
+    >>> check_family({"model_type": "gemma3_text"}), check_family({"model_type": "x"}, assume="llama")
+    (None, 'x')
+    >>> check_family({"model_type": "bloom"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: model_type 'bloom' uses ALiBi (a linear bias on the attention scores, ...), not RoPE: ...
+    """
+    if assume is not None and assume not in ASSUMABLE:
+        raise ValueError(f"assume must be None or one of {', '.join(repr(a) for a in ASSUMABLE)}, got {v._show(assume)}")
+    inner = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    model_type = inner.get("model_type", config.get("model_type"))
+    if model_type is None:
+        return None
+    if not isinstance(model_type, str):
+        raise TypeError(f"model_type must be a string, got {v._show(model_type)}")
+    what = NOT_ROPE.get(model_type)
+    if model_type == "falcon" and inner.get("alibi"):
+        what = "ALiBi (alibi: true; FalconModel then builds build_alibi_tensor and applies no rotary embedding)"
+    if what is not None:
+        raise ValueError(f"model_type {model_type!r} uses {what}, not RoPE: the reader (and the KV count built on "
+                         "it) reads RoPE families only")
+    if model_type in FAMILIES:
+        return None
+    if assume is None:
+        raise ValueError(
+            f"model_type {model_type!r} is not a family the reader transcribes (it reads {', '.join(sorted(FAMILIES))}); "
+            "pass assume='llama' to read it as Llama's code would, and the output will say so"
+        )
+    return model_type
+
+
+def _assumed_note(model_type: str) -> str:
+    return (f"model_type {model_type!r} is not a family the reader transcribes: read as Llama's code reads it, "
+            "because assume='llama' (its own code may pair, rotate, window or normalise q and k differently)")
+
+
+def _refuse_family_keys(config: dict, family: str) -> None:
+    """Raise when a config read Llama-style, or by a family with no per-layer code, sets a per-layer key."""
     model_type = config.get("model_type")
-    who = f"model_type {model_type!r} is not one of the families the reader transcribes" if model_type is not None \
-        else "the config has no model_type, and no key names its family"
-    # a key set to None or False asks for nothing (e.g. "sliding_window": null, "use_sliding_window": false)
+    if family != "generic":
+        who = f"model_type {model_type!r} ({_FAMILY_NAMES[family]}) reads no such key in transformers 5.24.0"
+    elif model_type == "llama":
+        who = "model_type 'llama' reads no such key in transformers 5.24.0 (LlamaAttention has no window)"
+    elif model_type is not None:
+        who = f"model_type {model_type!r} is not one of the families the reader transcribes (assume='llama' given)"
+    else:
+        who = "the config has no model_type, and no key names its family"
+    # a key set to None or False asks for nothing (e.g. "sliding_window": null, "use_sliding_window": false);
+    # GemmaConfig declares use_bidirectional_attention (refused by _refuse_unread, which says why)
     for key in FAMILY_KEYS:
+        if family == "gemma" and key == "use_bidirectional_attention":
+            continue
         if key in config and config[key] is not None and config[key] is not False:
             raise ValueError(
                 f"{who}; its {key} = {v._show(config[key])} means what that family's code makes of it, so the "
@@ -99,20 +192,24 @@ def _refuse_unknown_family(config: dict) -> None:
                 "or remove the key)"
             )
     given = config.get("rope_parameters")
-    if isinstance(given, dict) and any(isinstance(x, dict) for x in given.values()):
+    if family == "generic" and isinstance(given, dict) and any(isinstance(x, dict) for x in given.values()):
         raise ValueError(
             f"{who}; its rope_parameters are nested by layer type, and which layer gets which depends on that "
             "family's code, so the reader refuses rather than guess"
         )
 
 
-def _family(config: dict, notes: list[str]) -> str:
+def _family(config: dict, notes: list[str], assume=None) -> str:
     """The family whose code reads this config: from model_type, else from a key only that family uses."""
     model_type = config.get("model_type")
+    assumed = check_family(config, assume)
+    if assumed is not None:
+        notes.append(_assumed_note(assumed))
     if model_type is not None:
-        if model_type not in FAMILIES:
-            _refuse_unknown_family(config)
-        return FAMILIES.get(model_type, "generic")
+        family = FAMILIES.get(model_type, "generic")
+        if family in _PLAIN:
+            _refuse_family_keys(config, family)
+        return family
     clues = (
         ("rope_local_base_freq", "gemma3", "Gemma 3"),
         ("global_rope_theta", "modernbert", "ModernBERT"), ("local_rope_theta", "modernbert", "ModernBERT"),
@@ -134,7 +231,7 @@ def _family(config: dict, notes: list[str]) -> str:
             "sliding_window_pattern without layer_types or model_type: Gemma 3 keeps RoPE on its full layers while "
             "Cohere2 and EXAONE 4 drop it there, so give model_type"
         )
-    _refuse_unknown_family(config)
+    _refuse_family_keys(config, "generic")
     return "generic"
 
 
@@ -161,6 +258,24 @@ _QK_NORM_RULES = {
     "olmo3": QKNorm("before_rope", "all_heads", "rms", "learned"),
     # Exaone4Attention: q_norm / k_norm = Exaone4RMSNorm(head_dim) on every layer, then RoPE where the layer has it
     "exaone4": _RMS_HEAD,
+    # Olmo2Attention: q_norm = Olmo2RMSNorm(num_attention_heads · head_dim) on q_proj(h), before the view into heads
+    "olmo2": QKNorm("before_rope", "all_heads", "rms", "learned"),
+}
+
+
+# q and k norms a config switches on (transformers 5.24.0): (key, its class default, the norm)
+_OPTIONAL_QK_NORM = {
+    # PhiAttention: if config.qk_layernorm, nn.LayerNorm(hidden_size // num_attention_heads) (one weight and bias
+    # shared by every head) on each head's q and k, before the partial rotation
+    "phi": ("qk_layernorm", False, QKNorm("before_rope", "head", "layer", "learned_and_bias")),
+    # StableLmAttention: if config.qk_layernorm, StableLmLayerNormPerHead: one nn.LayerNorm(head_dim, bias=False) per
+    # head, before the partial rotation
+    "stablelm": ("qk_layernorm", False, QKNorm("before_rope", "head", "layer", "learned_per_head")),
+    # CohereAttention: if config.use_qk_norm, CohereLayerNorm(hidden_size=(heads, head_dim)): mean removed over
+    # each head's head_dim, times a weight of shape (heads, head_dim), no bias; before the rotation
+    "cohere": ("use_qk_norm", False, QKNorm("before_rope", "head", "layer", "learned_per_head")),
+    # Glm4MoeAttention: if config.use_qk_norm, Glm4MoeRMSNorm(head_dim) on each head, before the rotation
+    "glm4_moe": ("use_qk_norm", False, _RMS_HEAD),
 }
 
 
@@ -186,6 +301,9 @@ def _qk_norm(config: dict, family: str, layer_type: str, rope: bool) -> QKNorm |
         # LlamaAttention normalises neither q nor k; an unknown family's code is not known
         return None if config.get("model_type") == "llama" else QK_NORM_UNKNOWN
     rule = _QK_NORM_RULES.get(family)
+    if family in _OPTIONAL_QK_NORM:
+        key, default, norm = _OPTIONAL_QK_NORM[family]
+        rule = norm if config.get(key, default) else None
     if rule is not None and not rope:
         return QKNorm("no_rope", rule.over, rule.kind, rule.weight)
     # every other family in FAMILIES normalises neither (DeepSeek-V3's q_a_layernorm and kv_a_layernorm normalise
@@ -369,6 +487,25 @@ def _refuse_unread(config: dict, family: str, types) -> None:
             "use_bidirectional_attention: model_type 'gemma2' with bidirectional attention is not read (Gemma 2's "
             "code builds its masks without Gemma 3's bidirectional window; the reader does not transcribe it)"
         )
+    if family == "gemma" and config.get("use_bidirectional_attention"):
+        raise ValueError(
+            "use_bidirectional_attention: model_type 'gemma' with bidirectional attention is not read (GemmaAttention "
+            "then sets is_causal False; the reader does not transcribe that mask)"
+        )
+    if family == "falcon" and "head_dim" in config:
+        raise ValueError(
+            f"head_dim = {v._show(config['head_dim'])}: FalconConfig's head_dim is a read-only property "
+            "(hidden_size // num_attention_heads), and transformers 5.24.0 raises setting it; remove the key"
+        )
+    if family == "stablelm" and config.get("head_dim") is not None and config.get("hidden_size") is not None:
+        split = v.positive_int("hidden_size", config["hidden_size"]) // v.positive_int(
+            "num_attention_heads", config.get("num_attention_heads", 32))
+        if config["head_dim"] != split:
+            raise ValueError(
+                f"head_dim = {v._show(config['head_dim'])}: StableLmAttention sizes its heads hidden_size // "
+                f"num_attention_heads = {split} while its rotary class reads head_dim, so the model does not run; "
+                "remove head_dim"
+            )
     if family == "qwen3_moe" and types is not None:
         raise ValueError(
             "layer_types: model_type 'qwen3_moe' reads none (configuration_qwen3_moe.py declares no layer_types, "
@@ -447,11 +584,12 @@ def _types_of(config: dict, family: str, n: int, nope, notes: list[str]) -> list
     elif family == "smollm3":
         sliding = config.get("use_sliding_window", False) and config.get("sliding_window") is not None
         types = ["sliding_attention" if sliding and not r else "full_attention" for r in nope]
-    elif family == "qwen_window":
-        # configuration_qwen2.py / configuration_qwen3.py: sliding_window (default 4096) only with
-        # use_sliding_window, and then on the layers from max_window_layers (default 28) on
+    elif family in ("qwen_window", "qwen2_vl"):
+        # configuration_qwen2.py / configuration_qwen3.py / configuration_qwen2_vl.py / configuration_qwen2_5_vl.py:
+        # sliding_window (default 4096) only with use_sliding_window, and then on the layers from max_window_layers
+        # (default 28; Qwen2-VL's and Qwen2.5-VL's text configs: 80) on
         sliding = config.get("use_sliding_window", False) and config.get("sliding_window", 4096) is not None
-        first = config.get("max_window_layers", 28)
+        first = config.get("max_window_layers", 28 if family == "qwen_window" else 80)
         types = ["sliding_attention" if sliding and i >= first else "full_attention" for i in range(n)]
     elif family == "qwen3_moe":
         types = ["full_attention"] * n  # a window, when there is one, is on every layer (_window)
@@ -476,6 +614,12 @@ def _window_notes(config: dict, family: str, types, notes: list[str]) -> None:
     if family == "gemma3n" and config.get("use_bidirectional_attention"):
         # Gemma3nTextConfig declares no use_bidirectional_attention, and modeling_gemma3n.py builds causal masks
         notes.append("use_bidirectional_attention not read: Gemma 3n's code attends causally on every layer")
+    if family in ("qwen_window", "qwen2_vl") and "sliding_attention" in types and not config.get("use_sliding_window"):
+        # Qwen2Config.__post_init__: sliding_window = ... if use_sliding_window else None; masking_utils.py,
+        # create_sliding_window_causal_mask: "Could not find a `sliding_window` argument in the config, or it is not set"
+        notes.append("layer_types names sliding layers, but use_sliding_window is false: the config class sets "
+                     "sliding_window to None, so no layer has a window (transformers 5.24.0 then raises building "
+                     "their sliding-window mask: the model as configured does not run)")
     if family == "modernbert" and "sliding_attention" in types:
         half = v.positive_int("local_attention", config.get("local_attention", 128)) // 2
         notes.append(f"ModernBERT's window is local_attention, the whole span: each token sees {half} on each side "
@@ -510,21 +654,26 @@ _CLASS_DEFAULTS = {
 
 # families whose attention windows every layer alike, with their config class's default sliding_window
 # (Qwen3-MoE's only with use_sliding_window)
-_EVERY_LAYER_WINDOW = {"mistral": 4096, "phi3": None, "starcoder2": None, "qwen3_moe": 4096}
+_EVERY_LAYER_WINDOW = {"mistral": 4096, "phi3": None, "starcoder2": None, "qwen3_moe": 4096, "ministral3": None}
 
 
 def _window(config: dict, family: str, layer_type: str) -> int | None:
     if layer_type == "chunked_attention":
         return v.positive_int("attention_chunk_size", config.get("attention_chunk_size", 8192))
-    if family in ("mistral", "phi3", "starcoder2"):
-        # MistralAttention, Phi3Attention, Starcoder2Attention: sliding_window=getattr(config, "sliding_window",
-        # None) on every layer; the config classes default it to 4096 (Mistral) or None (Phi-3, Starcoder2)
+    if family in ("mistral", "phi3", "starcoder2", "ministral3"):
+        # MistralAttention, Phi3Attention, Starcoder2Attention, Ministral3Attention: sliding_window=getattr(config,
+        # "sliding_window", None) on every layer; the config classes default it to 4096 (Mistral) or None (Phi-3,
+        # Starcoder2, Ministral 3)
         window = config.get("sliding_window", _EVERY_LAYER_WINDOW[family])
         return None if window is None else v.positive_int("sliding_window", window)
     if family == "qwen3_moe":  # Qwen3MoeConfig: sliding_window (default 4096) only with use_sliding_window
         window = config.get("sliding_window", 4096) if config.get("use_sliding_window", False) else None
         return None if window is None else v.positive_int("sliding_window", window)
     if layer_type != "sliding_attention":
+        return None
+    if family in ("qwen_window", "qwen2_vl") and not config.get("use_sliding_window", False):
+        # Qwen2Config.__post_init__ (and Qwen3's, Qwen2-VL's): sliding_window = ... if use_sliding_window else None,
+        # and Qwen2Attention takes config.sliding_window on a sliding layer: no window, whatever layer_types say
         return None
     if family == "modernbert":
         # the whole window (Hugging Face's sliding_window is half of it: the model attends ± local_attention / 2)
@@ -533,7 +682,7 @@ def _window(config: dict, family: str, layer_type: str) -> int | None:
         # the whole bidirectional span: ± sliding_window // 2 (see _layer_table)
         return 2 * (v.positive_int("sliding_window", config.get("sliding_window", 4096)) // 2)
     defaults = {"gemma2": 4096, "gemma3": 4096, "gemma3n": 512, "gemma4": 512, "cohere2": 4096, "exaone4": 4096,
-                "olmo3": 4096, "gpt_oss": 128, "qwen_window": 4096}
+                "olmo3": 4096, "gpt_oss": 128, "qwen_window": 4096, "qwen2_vl": 4096}
     window = config.get("sliding_window", defaults.get(family))
     if window is None:
         raise ValueError(f"a {layer_type} layer needs sliding_window, and the config has none")

@@ -10,6 +10,7 @@ notebooks/14-position-per-layer.ipynb.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -23,22 +24,38 @@ from .families import (
     _PER_LAYER_KEYS,
     FAMILIES,
     FAMILY_KEYS,
+    PARTIAL_DEFAULTS,
+    _assumed_note,
     _count,
     _family,
     _layer_table,
     _nested_params,
     _qk_norm,
     _window,
+    check_family,
 )
+from .load import load_config
 from .records import LayerPositions, llama4_query_temperature, llama_4_scaling_temperature
-from .single import _HEAD_DIM_DEFAULTS, DEFAULT_BASE, _head_dim, _number, _phi3, _single_frequencies, rope_settings
+from .single import (
+    _HEAD_DIM_DEFAULTS,
+    DEFAULT_BASE,
+    RopeSettings,
+    _head_dim,
+    _number,
+    _phi3,
+    _settings,
+    _single_frequencies,
+)
 
 
-def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[str], str]:
-    """The records of every layer, the notes on what the reader fell back to, and the family it read as."""
+def _resolve(config, *, need_count: bool, assume=None, settings: dict | None = None
+             ) -> tuple[list[LayerPositions], list[str], str]:
+    """The records of every layer, the notes on what the reader fell back to, and the family it read as.
+
+    ``settings``, when given, receives each layer type's :class:`~.single.RopeSettings`."""
     notes: list[str] = []
     config = _language_model(config, notes)
-    family = _family(config, notes)
+    family = _family(config, notes, assume)
     n = _count(config)
     if n is None:
         if need_count or family not in _NO_LAYER_TYPES:
@@ -64,20 +81,38 @@ def _resolve(config, *, need_count: bool) -> tuple[list[LayerPositions], list[st
                for t, r in zip(types, rope, strict=True)]
     kinds_present = {(r.layer_type, r.rope) for r in records}
     for key, default, relevant in _CLASS_DEFAULTS.get(family, ()):
+        if key == "sliding_window" and all(r.window is None for r in records):
+            continue  # no layer has a window (Qwen2 without use_sliding_window): the default is not used
         if key not in config and any(relevant(t, r) for t, r in kinds_present):
             notes.append(f"no {key}: {default!r} (the {_FAMILY_NAMES[family]} config class's default)")
-    for t, (settings, *_rest) in kinds.items():
-        for note in settings.notes:
+    for t, (kind_settings, *_rest) in kinds.items():
+        for note in kind_settings.notes:
             if "assumed" in note:
                 notes.append(f"{t}: {note}")
+        if settings is not None:
+            settings[t] = kind_settings
     return records, notes, family
+
+
+def _plan(config, *, assume=None) -> tuple[list[tuple[str, int | None, bool]], list[str], str]:
+    """(layer_type, window, rope) per layer, the notes and the family, without reading any RoPE parameter.
+
+    What the KV-cache count needs: the same family checks, layer table and windows as :func:`layer_positions`,
+    but no frequencies, so a RoPE-only key the count does not need (an mrope_section, a scaling factor) cannot
+    stop it."""
+    notes: list[str] = []
+    config = _language_model(config, notes)
+    family = _family(config, notes, assume)
+    n = _count(config)
+    if n is None:
+        raise ValueError("num_hidden_layers is missing: the count has one entry per layer")
+    types, rope = _layer_table(config, family, n, notes)
+    return [(t, _window(config, family, t), bool(r)) for t, r in zip(types, rope, strict=True)], notes, family
 
 
 def _language_model(config, notes: list[str]) -> dict:
     """The config the decoder layers read: a multimodal config's text_config (keeping its model_type)."""
-    if not isinstance(config, dict):
-        raise TypeError(f"config must be a dict shaped like a config.json, got {v._show(config)}")
-    config = _phi3(config)
+    config = _phi3(load_config(config))
     if isinstance(config.get("text_config"), dict):
         inner = dict(config["text_config"])
         if "model_type" not in inner and "model_type" in config:
@@ -93,9 +128,8 @@ def _head_widths(config: dict, family: str, params: dict, notes: list[str]) -> t
         rope_dim = v.positive_int("qk_rope_head_dim", config.get("qk_rope_head_dim", 64))
         nope_dim = v.positive_int("qk_nope_head_dim", config.get("qk_nope_head_dim", 128))
         return {t: rope_dim for t in params}, rope_dim + nope_dim
-    if family == "cohere2":
-        common = v.positive_int("hidden_size", config["hidden_size"]) // v.positive_int(
-            "num_attention_heads", config["num_attention_heads"])
+    if family in _HEAD_DIM_RULES:
+        common = _family_head_dim(config, family, notes)
     elif config.get("head_dim"):
         common = v.positive_int("head_dim", config["head_dim"])
     elif family in ("gemma2", "gemma3", "gemma3n", "gemma4") or family == "qwen3_next":
@@ -106,16 +140,48 @@ def _head_widths(config: dict, family: str, params: dict, notes: list[str]) -> t
         common = _HEAD_DIM_DEFAULTS[config["model_type"]]
         notes.append(f"no head_dim: {common} assumed (the config class's default)")
     else:
-        common = rope_settings({**config, "rope_scaling": None, "rope_parameters": None}).head_dim
+        common = _settings({**config, "rope_scaling": None, "rope_parameters": None}).head_dim
     head = {t: common for t in params}
     if family == "gemma4":
         head["full_attention"] = v.positive_int("global_head_dim", config.get("global_head_dim", 512))
     return head, None
 
 
+# How the attention of each family below sizes its heads in transformers 5.24.0 when the config has no head_dim:
+# "split" is hidden_size // num_attention_heads (getattr(config, "head_dim", hidden_size // num_attention_heads),
+# or Cohere2Config.__post_init__, whose split a config's own head_dim key then replaces), an int the config class's
+# field default; and whether an explicit null is read (NemotronConfig.__post_init__ turns it into the split).
+# Falcon and StableLM always split (their head_dim keys are refused in families._refuse_unread).
+_HEAD_DIM_RULES = {
+    "olmo2": ("split", False), "phi": ("split", False), "cohere": ("split", False), "glm4_moe": ("split", False),
+    "cohere2": ("split", False), "glm": (128, False), "gemma": (256, False), "nemotron": ("split", True),
+    "stablelm": ("always split", False), "falcon": ("always split", False),
+}
+
+
+def _family_head_dim(config: dict, family: str, notes: list[str]) -> int:
+    """head_dim as the family's attention reads it (:data:`_HEAD_DIM_RULES`), a null refused where it breaks."""
+    default, null_is_split = _HEAD_DIM_RULES[family]
+    if default != "always split" and config.get("head_dim") is not None:
+        return v.positive_int("head_dim", config["head_dim"])
+    if default != "always split" and "head_dim" in config and not null_is_split:
+        raise ValueError(f"head_dim is null, which model_type {config.get('model_type')!r} does not read "
+                         f"({_FAMILY_NAMES[family]}'s attention takes the null as its width): give a number")
+    if isinstance(default, int):
+        notes.append(f"no head_dim: {default} assumed (the config class's default)")
+        return default
+    for key in ("hidden_size", "num_attention_heads"):
+        if config.get(key) is None:
+            raise ValueError(f"{key} is missing, and {_FAMILY_NAMES[family]}'s attention sizes its heads "
+                             "hidden_size // num_attention_heads")
+    return v.positive_int("hidden_size", config["hidden_size"]) // v.positive_int(
+        "num_attention_heads", config["num_attention_heads"])
+
+
 def _layout(config: dict, family: str) -> str:
-    """Which dims form a pair: Llama 4, Cohere2 and GPT-J interleave, DeepSeek-V3 unless rope_interleave is off."""
-    if family in ("llama4", "cohere2", "gptj"):
+    """Which dims form a pair: Llama 4, Cohere, Cohere2, GLM and GPT-J interleave, DeepSeek-V3 unless
+    rope_interleave is off (GLM on its rotated part only: apply_rotary_pos_emb in modeling_glm.py)."""
+    if family in ("llama4", "cohere2", "gptj", "cohere", "glm"):
         return "interleaved"
     if family == "deepseek_v3":
         return "interleaved" if config.get("rope_interleave", True) else "half-split"
@@ -132,7 +198,7 @@ def _layer_kind(config, family, t, p, head_dim, hf_nested, only_kind, notes) -> 
             single[key] = config[key]
     if only_kind and config.get("original_max_position_embeddings") is not None:
         single["original_max_position_embeddings"] = config["original_max_position_embeddings"]
-    settings = rope_settings(single)
+    settings = _settings(single)
     inv, att = _single_frequencies(single)
     return settings, np.asarray(inv, dtype=np.float64), float(att), p
 
@@ -140,10 +206,11 @@ def _layer_kind(config, family, t, p, head_dim, hf_nested, only_kind, notes) -> 
 def _family_rope_params(config, family, t, p, hf_nested, notes) -> dict:
     """One layer type's RoPE parameters with what its family's code adds, drops or fixes."""
     raw_type = p.get("rope_type", p.get("type", "default"))
-    if (family in ("qwen3_next", "qwen3_5") and "partial_rotary_factor" not in p
+    if (family in ("qwen3_next", "qwen3_5", *PARTIAL_DEFAULTS) and "partial_rotary_factor" not in p
             and config.get("partial_rotary_factor") is None):
-        p["partial_rotary_factor"] = 0.25
-        notes.append(f"no partial_rotary_factor: 0.25 (the {_FAMILY_NAMES[family]} config class's default)")
+        p["partial_rotary_factor"] = PARTIAL_DEFAULTS.get(family, 0.25)
+        notes.append(f"no partial_rotary_factor: {p['partial_rotary_factor']} (the {_FAMILY_NAMES[family]} "
+                     "config class's default)")
     elif config.get("partial_rotary_factor") is not None:
         p.setdefault("partial_rotary_factor", config["partial_rotary_factor"])
     for key in ("partial_rotary_factor", "rotary_pct"):
@@ -160,7 +227,8 @@ def _family_rope_params(config, family, t, p, hf_nested, notes) -> dict:
         if float(p.get("rope_theta", DEFAULT_BASE)) != DEFAULT_BASE:
             notes.append(f"rope_theta {p['rope_theta']} not read: GPT-J's create_sinusoidal_positions fixes 10000")
         p["rope_theta"] = DEFAULT_BASE
-    if (family not in ("generic", "qwen3_next", "qwen3_5", "gpt_neox") and raw_type in ("default", "mrope")
+    if (family not in ("generic", "qwen3_next", "qwen3_5", "gpt_neox", *PARTIAL_DEFAULTS)
+            and raw_type in ("default", "mrope")
             and p.get("partial_rotary_factor") not in (None, 1, 1.0)):
         # the family's compute_default_rope_parameters reads no partial_rotary_factor: the whole head turns
         notes.append(f"{t}: partial_rotary_factor {p.pop('partial_rotary_factor')} not read: "
@@ -190,7 +258,16 @@ def _record(config, family, t, r, kinds, width, layout) -> LayerPositions:
         factor=settings.factor if r and settings else None,
         mrope_section=section, mrope_interleaved=interleaved,
         qk_norm=_qk_norm(config, family, t, bool(r and settings is not None)),
+        read_as=_read_as(config, family),
     )
+
+
+def _read_as(config: dict, family: str) -> str:
+    """The family name a record states, or what was assumed (a model_type outside FAMILIES, read as Llama)."""
+    model_type = config.get("model_type")
+    if model_type is not None and model_type not in FAMILIES:
+        return f"Llama (assumed: model_type {model_type!r} is not transcribed; assume='llama')"
+    return _FAMILY_NAMES[family]
 
 
 def _softmax_scale(config: dict, family: str, width: int, p: dict) -> float:
@@ -233,29 +310,33 @@ def _mrope(family: str, p: dict, r, inv) -> tuple[tuple[int, ...] | None, bool]:
     section = tuple(int(x) for x in p.get("mrope_section", default_section))
     # Qwen3-VL's and Qwen3.5's rotary classes always interleave (recomposition_frequencies)
     interleaved = family in ("qwen3_vl", "qwen3_5") or bool(p.get("mrope_interleaved", False))
-    if r and sum(section) != len(inv):
+    # Qwen2-VL's freq.split(mrope_section) needs the sections to add up to the pairs; the interleaved
+    # recomposition_frequencies only slices pairs k < 3·section, so it reads any section
+    if r and not interleaved and sum(section) != len(inv):
         raise ValueError(f"mrope_section {list(section)} must add up to the {len(inv)} pairs")
     return section, interleaved
 
 
-def per_layer(config) -> bool:
+def per_layer(config, *, assume=None) -> bool:
     """True when a config needs :func:`layer_positions`: its layers (or its attention) differ from Llama's.
 
     That is: a key only per-layer designs use, a ``model_type`` whose code differs, or a nested
-    ``rope_parameters``. Taught in notebooks/14-position-per-layer.ipynb.
+    ``rope_parameters``. ``config`` may be a dict, a config.json's JSON text or its path (:func:`load_config`);
+    a ``model_type`` the reader does not transcribe is refused as :func:`rope_settings` refuses it.
+    Taught in notebooks/14-position-per-layer.ipynb.
 
     >>> per_layer({"head_dim": 64, "rope_theta": 1e4}), per_layer({"head_dim": 64, "no_rope_layers": [1, 1, 1, 0]})
     (False, True)
     """
-    if not isinstance(config, dict):
-        return False
+    config = load_config(config)
+    check_family(config, assume)
     if any(k in config for k in _PER_LAYER_KEYS):
         return True
     family = FAMILIES.get(config.get("model_type"))
-    if family is None and any(config.get(k) not in (None, False) for k in FAMILY_KEYS):
+    if family in (None, "generic") and any(config.get(k) not in (None, False) for k in FAMILY_KEYS):
         return True  # a key whose reading depends on a family the reader does not know: layer_positions refuses it
     if family is not None and family not in ("qwen_window", "qwen3_moe", "mistral", "phi3", "starcoder2", "gptj",
-                                             "gpt_neox"):
+                                             "gpt_neox", "generic"):
         return True
     if family in ("mistral", "phi3", "starcoder2") and config.get(
             "sliding_window", _EVERY_LAYER_WINDOW[family]) is not None:
@@ -271,8 +352,13 @@ def per_layer(config) -> bool:
             or "llama_4_scaling_beta" in rp)
 
 
-def layer_positions(config) -> list[LayerPositions]:
+def layer_positions(config, *, assume=None) -> list[LayerPositions]:
     """One :class:`LayerPositions` per decoder layer, as transformers 5's code for the model computes them.
+
+    ``config`` is a dict shaped like a ``config.json``, its JSON text, or its path (:func:`load_config`). Its
+    ``model_type`` must be one of :data:`FAMILIES` (or absent: then it is read Llama-style, and the report says no
+    family named it); a family without RoPE is named and refused, and any other ``model_type`` is refused by
+    name unless ``assume="llama"``, which reads it as Llama's code would and adds a note saying so.
 
     Reads ``layer_types`` (default: every layer ``"full_attention"``, or the family's own rule when the
     config's ``model_type`` names one, see :data:`FAMILIES`), ``rope_parameters`` flat, or nested by layer type
@@ -299,11 +385,25 @@ def layer_positions(config) -> list[LayerPositions]:
     (array([1.  , 0.01]), array([0.125   , 0.000125]))
     >>> layers[0].softmax_scale                      # query_pre_attn_scalar 256 (the default): 256^−½
     0.0625
+
+    A config.json's text, pasted as it is (GLM-4: interleaved pairs on int(128 × 0.5) = 64 of 128 dims):
+
+    >>> glm = layer_positions('{"model_type": "glm4", "num_hidden_layers": 1, "head_dim": 128, '
+    ...                       '"partial_rotary_factor": 0.5, "rope_scaling": null}')
+    >>> glm[0].layout, glm[0].rotary_dim, glm[0].head_dim, glm[0].read_as
+    ('interleaved', 64, 128, 'GLM / GLM-4')
+    >>> layer_positions({"model_type": "my_model", "num_hidden_layers": 1, "head_dim": 8})[0]
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: model_type 'my_model' is not a family the reader transcribes (it reads cohere, ...); pass assume='llama' ...
+    >>> layer_positions({"model_type": "my_model", "num_hidden_layers": 1, "head_dim": 8}, assume="llama")[0].read_as
+    "Llama (assumed: model_type 'my_model' is not transcribed; assume='llama')"
     """
-    return _resolve(config, need_count=True)[0]
+    return _resolve(config, need_count=True, assume=assume)[0]
 
 
-def frequencies_from_config(config, seq_len=None) -> tuple[np.ndarray, float]:
+def frequencies_from_config(config, seq_len=None, *, assume=None) -> tuple[np.ndarray, float]:
     """``(inv_freq, attention_factor)`` for a config.json-shaped dict, as Hugging Face computes them.
 
     ``inv_freq`` holds one frequency per rotated pair (rotary_dim / 2 of
@@ -314,7 +414,8 @@ def frequencies_from_config(config, seq_len=None) -> tuple[np.ndarray, float]:
     ``seq_len`` matters only for
     ``dynamic`` (the base grows past L) and ``longrope`` (long factors past
     L); ``None`` means a short sequence. See :func:`rope_settings` for which
-    keys are read. Taught in notebooks/11-rope-as-shipped.ipynb.
+    keys are read, and :func:`layer_positions` for ``config`` and ``assume``.
+    Taught in notebooks/11-rope-as-shipped.ipynb.
 
     >>> inv_freq, att = frequencies_from_config({"head_dim": 4, "rope_theta": 10000.0})
     >>> inv_freq, att                      # 10000^(−0/4), 10000^(−2/4)
@@ -330,8 +431,9 @@ def frequencies_from_config(config, seq_len=None) -> tuple[np.ndarray, float]:
     ...
     ValueError: unknown rope_type 'ntk-by-parts' in rope_scaling; known: 'default', 'linear', ..., 'proportional' (and 'su', ...)
     """
-    if per_layer(config):
-        records = _resolve(config, need_count=False)[0]
+    config = load_config(config)
+    if per_layer(config, assume=assume):
+        records = _resolve(config, need_count=False, assume=assume)[0]
         first = records[0]
         same = all(
             r.rope == first.rope and r.attention_factor == first.attention_factor
@@ -349,3 +451,68 @@ def frequencies_from_config(config, seq_len=None) -> tuple[np.ndarray, float]:
             raise ValueError("seq_len with a per-layer config: use layer_positions (short sequences only)")
         return first.inv_freq.copy(), first.attention_factor
     return _single_frequencies(config, seq_len)
+
+
+def rope_settings(config, *, assume=None) -> RopeSettings:
+    """Resolve a config's RoPE fields the way Hugging Face does; a clear ValueError for what is missing.
+
+    * **base**: ``rope_theta`` (top level, or inside ``rope_parameters`` in
+      newer files), else ``rotary_emb_base`` (GPT-NeoX's name), else 10000,
+      with that fallback written into ``notes``;
+    * **head width**: ``head_dim``, else ``hidden_size // num_attention_heads``,
+      else ``n_embd // n_head`` (GPT-J's names);
+    * **rotated width**: ``rotary_dim`` (an absolute count, GPT-J), else
+      int(head_dim × fraction) with the fraction from ``partial_rotary_factor``
+      or ``rotary_pct`` (GPT-NeoX), top level or in the scaling dict, as
+      Hugging Face computes it; else the whole head;
+    * **type**: ``rope_type`` or ``type`` in the scaling dict; ``"su"`` is
+      read as ``"longrope"`` and Qwen2-VL's ``"mrope"`` as ``"default"`` (its
+      ``mrope_section`` only splits the pairs over time, height and width);
+      ``"proportional"`` (Gemma 4) turns int(fraction × head_dim // 2) pairs
+      with ω_k = base^(−2k/head_dim) and gives the others ω = 0; no dict (or
+      ``"default"``) means no scaling;
+    * **lengths**: ``max_position_embeddings`` (``n_positions`` in GPT-J's
+      file), and ``original_max_position_embeddings`` from the scaling dict
+      or the top level (Phi-3 keeps it at the top).
+
+    Which length L each type compares with follows Hugging Face, which reads
+    it from different places than one might guess: ``dynamic`` uses
+    ``max_position_embeddings`` (not ``original_max_position_embeddings``);
+    ``llama3`` requires ``original_max_position_embeddings`` inside the
+    scaling dict; ``yarn`` and ``longrope`` use it when present and
+    ``max_position_embeddings`` otherwise. A missing ``factor`` is derived,
+    as in current ``transformers``, as max_position_embeddings /
+    original_max_position_embeddings for ``yarn`` and ``longrope`` only.
+    (Releases 4.4x–4.5x went further: they replaced a YaRN ``factor`` by that
+    ratio whenever the scaling dict held ``original_max_position_embeddings``,
+    and a LongRoPE one whenever the top level did. The bundled configs give
+    the same s either way.) Unrelated keys are ignored.
+
+    ``config`` may be a dict, a config.json's JSON text or its path (:func:`load_config`), and its
+    ``model_type`` is checked as :func:`layer_positions` checks it (``assume="llama"`` reads an unknown one as
+    Llama's code would, and the first note says so). A family whose code differs from Llama's (see
+    :func:`per_layer`) is read by its own rules when all its layers turn alike, and refused otherwise.
+    Taught in notebooks/11-rope-as-shipped.ipynb.
+
+    >>> s = rope_settings({"hidden_size": 6144, "num_attention_heads": 64, "rotary_pct": 0.25})
+    >>> s.head_dim, s.rotary_dim, s.base, s.rope_type
+    (96, 24, 10000.0, 'default')
+    >>> print(s.notes[0])
+    no rope_theta (or rotary_emb_base) in the config: base 10000 assumed, the value Hugging Face uses when a config names none
+    """
+    config = load_config(config)
+    assumed = check_family(config, assume)
+    if not per_layer(config, assume=assume):
+        s = _settings(config)
+        return s if assumed is None else replace(s, notes=(_assumed_note(assumed), *s.notes))
+    kinds: dict[str, RopeSettings] = {}
+    records, notes, _family_name = _resolve(config, need_count=False, assume=assume, settings=kinds)
+    first = records[0]
+    alike = all(r.rope and r.head_dim == first.head_dim and r.layout == first.layout
+                and r.attention_factor == first.attention_factor and np.array_equal(r.inv_freq, first.inv_freq)
+                for r in records)
+    s = kinds.get(first.layer_type)
+    if not alike or s is None or s.head_dim != first.head_dim:
+        raise ValueError("this config sets position per layer (its layers' RoPE differs, some layers have none, or "
+                         "the rotated head is not the q·k head): use layer_positions(config), one record per layer")
+    return replace(s, notes=tuple(dict.fromkeys((*notes, *s.notes))))

@@ -23,10 +23,11 @@ class QKNorm:
       normalised) or ``"no_rope"`` (normalised in a layer that has no RoPE);
     * ``over``: ``"head"`` (each head's ``head_dim`` channels on their own) or ``"all_heads"`` (the whole
       projection, every head together, before it is split into heads: OLMo 3);
-    * ``kind``: ``"rms"`` (x / √(mean x² + ε), so the result has norm about √width) or ``"l2"``
-      (x / √(Σ x² + ε), norm about 1);
+    * ``kind``: ``"rms"`` (x / √(mean x² + ε), so the result has norm about √width), ``"l2"``
+      (x / √(Σ x² + ε), norm about 1) or ``"layer"`` (LayerNorm: (x − mean x) / √(var x + ε));
     * ``weight``: ``"learned"`` (times a learned vector w, initialised to ones), ``"one_plus_learned"``
-      (times 1 + w, w initialised to zeros: Gemma 3, Qwen3-Next, Qwen3.5) or ``"none"``.
+      (times 1 + w, w initialised to zeros: Gemma 3, Qwen3-Next, Qwen3.5), ``"learned_and_bias"`` (times w plus a
+      learned bias b: Phi), ``"learned_per_head"`` (each head its own w, no bias: StableLM, Cohere) or ``"none"``.
     """
 
     where: str
@@ -37,10 +38,12 @@ class QKNorm:
     def __str__(self) -> str:
         over = "per head" if self.over == "head" else "over all heads together"
         weight = {"learned": "a learned weight", "one_plus_learned": "a learned weight as 1 + w",
-                  "none": "no weight"}[self.weight]
+                  "learned_and_bias": "a learned weight and bias",
+                  "learned_per_head": "a separate learned weight for each head", "none": "no weight"}[self.weight]
         where = {"before_rope": "before the rotation", "after_rope": "after the rotation",
                  "no_rope": "in a layer without RoPE"}[self.where]
-        return f"{self.kind.upper()} norm {over}, {weight}, {where}"
+        kind = "LayerNorm (mean removed)" if self.kind == "layer" else f"{self.kind.upper()} norm"
+        return f"{kind} {over}, {weight}, {where}"
 
 
 #: What ``LayerPositions.qk_norm`` holds for a ``model_type`` outside :data:`FAMILIES` (other than ``"llama"``):
@@ -69,7 +72,9 @@ class LayerPositions:
     * ``rope_type``, ``base``, ``factor``: the frequency rule, base and scaling factor (None without RoPE);
     * ``mrope_section``, ``mrope_interleaved``: multimodal RoPE's split of the pairs over (t, h, w), if any;
     * ``qk_norm``: a :class:`QKNorm` when the layer normalises q and k, None when it does not, and
-      :data:`QK_NORM_UNKNOWN` for a family outside :data:`FAMILIES`, whose code the reader has not read.
+      :data:`QK_NORM_UNKNOWN` for a family outside :data:`FAMILIES`, whose code the reader has not read;
+    * ``read_as``: whose code the record follows: the family's name (``"Gemma 3"``, ``"Llama-style"`` for a config
+      without ``model_type``), or, for a ``model_type`` read with ``assume="llama"``, a sentence saying so.
     """
 
     layer_type: str
@@ -88,6 +93,7 @@ class LayerPositions:
     mrope_section: tuple[int, ...] | None = None
     mrope_interleaved: bool = False
     qk_norm: QKNorm | str | None = None
+    read_as: str = ""
 
     @property
     def pairs(self) -> int:

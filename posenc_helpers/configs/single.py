@@ -1,6 +1,6 @@
 """Reading one RoPE scheme from a config: the fields, their fallbacks, the frequencies.
 
-:func:`rope_settings` resolves what a ``config.json``-shaped dict says about
+:func:`_settings` resolves what a ``config.json``-shaped dict says about
 RoPE (base, head width, rotated width, rope type, lengths, factor) the way
 Hugging Face ``transformers`` resolves it, and
 :func:`_single_frequencies` turns that into ``inv_freq`` and the attention
@@ -93,48 +93,9 @@ def _phi3(config: dict) -> dict:
     return {**config, where: params}
 
 
-def rope_settings(config) -> RopeSettings:
-    """Resolve a config's RoPE fields the way Hugging Face does; a clear ValueError for what is missing.
-
-    * **base**: ``rope_theta`` (top level, or inside ``rope_parameters`` in
-      newer files), else ``rotary_emb_base`` (GPT-NeoX's name), else 10000,
-      with that fallback written into ``notes``;
-    * **head width**: ``head_dim``, else ``hidden_size // num_attention_heads``,
-      else ``n_embd // n_head`` (GPT-J's names);
-    * **rotated width**: ``rotary_dim`` (an absolute count, GPT-J), else
-      int(head_dim × fraction) with the fraction from ``partial_rotary_factor``
-      or ``rotary_pct`` (GPT-NeoX), top level or in the scaling dict, as
-      Hugging Face computes it; else the whole head;
-    * **type**: ``rope_type`` or ``type`` in the scaling dict; ``"su"`` is
-      read as ``"longrope"`` and Qwen2-VL's ``"mrope"`` as ``"default"`` (its
-      ``mrope_section`` only splits the pairs over time, height and width);
-      ``"proportional"`` (Gemma 4) turns int(fraction × head_dim // 2) pairs
-      with ω_k = base^(−2k/head_dim) and gives the others ω = 0; no dict (or
-      ``"default"``) means no scaling;
-    * **lengths**: ``max_position_embeddings`` (``n_positions`` in GPT-J's
-      file), and ``original_max_position_embeddings`` from the scaling dict
-      or the top level (Phi-3 keeps it at the top).
-
-    Which length L each type compares with follows Hugging Face, which reads
-    it from different places than one might guess: ``dynamic`` uses
-    ``max_position_embeddings`` (not ``original_max_position_embeddings``);
-    ``llama3`` requires ``original_max_position_embeddings`` inside the
-    scaling dict; ``yarn`` and ``longrope`` use it when present and
-    ``max_position_embeddings`` otherwise. A missing ``factor`` is derived,
-    as in current ``transformers``, as max_position_embeddings /
-    original_max_position_embeddings for ``yarn`` and ``longrope`` only.
-    (Releases 4.4x–4.5x went further: they replaced a YaRN ``factor`` by that
-    ratio whenever the scaling dict held ``original_max_position_embeddings``,
-    and a LongRoPE one whenever the top level did. The bundled configs give
-    the same s either way.) Unrelated keys are ignored.
-    Taught in notebooks/11-rope-as-shipped.ipynb.
-
-    >>> s = rope_settings({"hidden_size": 6144, "num_attention_heads": 64, "rotary_pct": 0.25})
-    >>> s.head_dim, s.rotary_dim, s.base, s.rope_type
-    (96, 24, 10000.0, 'default')
-    >>> print(s.notes[0])
-    no rope_theta (or rotary_emb_base) in the config: base 10000 assumed, the value Hugging Face uses when a config names none
-    """
+def _settings(config: dict) -> RopeSettings:
+    """One scheme's settings, read from a dict as Hugging Face reads them (the rules are listed by the public
+    :func:`~posenc_helpers.configs.rope_settings`, which checks the family first)."""
     if not isinstance(config, dict):
         raise TypeError(f"config must be a dict shaped like a config.json, got {v._show(config)}")
     config = _phi3(config)
@@ -324,7 +285,7 @@ def _factor_and_length(rope_type, params, where, max_pos, original, notes) -> tu
 
 
 def _single_frequencies(config, seq_len=None) -> tuple[np.ndarray, float]:
-    s = rope_settings(config)
+    s = _settings(config)
     p = s.params
     if seq_len is not None:
         seq_len = v.positive_int("seq_len", seq_len)

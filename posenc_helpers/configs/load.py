@@ -1,0 +1,64 @@
+"""Taking a config in: a dict, the JSON text of a ``config.json``, or the path of one.
+
+:func:`load_config` is what every reader function (``rope_settings``,
+``layer_positions``, ``describe_config``, ``config_summary``, the KV-cache
+count, ...) calls first, so a learner can paste a file's text as it is
+(``true``, ``false``, ``null`` and all) instead of retyping it as a Python
+dict. Taught in notebooks/11-rope-as-shipped.ipynb and
+notebooks/14-position-per-layer.ipynb.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .. import _validate as v
+
+
+def load_config(config, *, name: str = "config") -> dict:
+    """A config as a dict: a dict is returned as it is; JSON text or a path (str or Path) is read and parsed.
+
+    A str whose first non-blank character is ``{`` is read as the JSON text of a ``config.json``; any other str,
+    and a :class:`~pathlib.Path`, names a file holding one. What is neither is refused with a one-line error
+    naming the argument. Taught in notebooks/11-rope-as-shipped.ipynb.
+
+    >>> load_config('{"head_dim": 64, "rope_scaling": null, "tie_word_embeddings": false}')
+    {'head_dim': 64, 'rope_scaling': None, 'tie_word_embeddings': False}
+    >>> load_config("{'head_dim': 64}")       # a Python dict's text is not JSON  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: config is not valid JSON (Expecting property name ... at line 1, column 2); a config.json writes ...
+    """
+    if isinstance(config, dict):
+        return config
+    if isinstance(config, Path):
+        return _parse(_read(config, name), name, f"the file {str(config)!r}")
+    if not isinstance(config, str):
+        raise TypeError(f"{name} must be a dict shaped like a config.json, its JSON text, or the path of one, "
+                        f"got {v._show(config)}")
+    if config.lstrip().startswith("{"):
+        return _parse(config, name, None)
+    if not config.strip():
+        raise ValueError(f"{name} is an empty string: give a config.json's JSON text (starting with '{{') or its path")
+    return _parse(_read(Path(config), name), name, f"the file {config!r}")
+
+
+def _read(path: Path, name: str) -> str:
+    if not path.is_file():
+        raise ValueError(f"{name} {v._show(str(path))} is neither a config.json's JSON text (which starts with '{{') "
+                         "nor the path of a file")
+    return path.read_text(encoding="utf-8")
+
+
+def _parse(text: str, name: str, where: str | None) -> dict:
+    """json.loads, with an error that names the argument (and the file) and says where the text broke."""
+    what = name if where is None else f"{name} ({where})"
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{what} is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno}); "
+                         'a config.json writes "double quotes", true, false and null') from None
+    if not isinstance(parsed, dict):
+        raise ValueError(f"{what} holds a JSON {type(parsed).__name__}, not an object: a config.json is one {{...}}")
+    return parsed

@@ -246,7 +246,8 @@ def kv_summary(layers: list[dict], contexts, size: int | None) -> dict | None:
     numbers at n tokens = Σ numbers_per_token · min(n, holds) + the fixed states; bytes = numbers · b, the
     recurrent state at 4 bytes (float32), as :func:`posenc_helpers.kvcache.kv_cache` counts.
     """
-    if any(x["kv_numbers_per_token"] is None or x["kv_numbers_per_token"] == NOT_TRACED for x in layers):
+    if any(x["kv_numbers_per_token"] is None or x["kv_numbers_per_token"] == NOT_TRACED
+           or x["kv_kind"] not in CACHE_LAYER for x in layers):
         return None
     traced = all(isinstance(x["kv_state_numbers"], dict) for x in layers)
     conv = sum(x["kv_state_numbers"]["conv"] for x in layers) if traced else 0
@@ -321,6 +322,11 @@ def build_report(layers: list[dict], notes: list[str], config: dict, *, engine: 
         notes.append("no base-context check: the model attends both ways (Men et al.'s check is for causal decoders)")
         context = None
     kinds_long = {k["id"]: long_freqs[_kind_key(k)] for k in kinds if long_freqs and _kind_key(k) in long_freqs}
+    other = sorted({str(x["kv_kind"]) for x in layers if x["kv_kind"] not in (None, NOT_TRACED, *CACHE_LAYER)})
+    if any(x["kv_kind"] == NOT_TRACED for x in layers):
+        notes.append("KV cache not traced: the forward pass ran without a cache")
+    if other:
+        notes.append(f"KV cache not totalled: cache layers of kind {', '.join(other)}, which the report does not count")
     return {
         "format": FORMAT, "engine": engine, "source": source, "model_type": inner.get("model_type"),
         "text_config": isinstance(config.get("text_config"), dict), "num_layers": len(layers),
@@ -402,7 +408,10 @@ def compare_layers(course: list[dict], other: list[dict]) -> tuple[list[dict], l
     diffs, skipped = [], []
     for i, (a, b) in enumerate(zip(course, other, strict=True)):
         for field in COMPARED:
-            same = _same(field, a[field], b[field])
+            # the course's KV counter may refuse a config the reader reads: its KV fields are then None
+            counted = a["kv_kind"] is not None or field not in ("kv_kind", "kv_numbers_per_token", "kv_holds",
+                                                                 "cache_layer")
+            same = _same(field, a[field], b[field]) if counted else None
             if same is None:
                 skipped.append(field)
             elif not same:

@@ -82,7 +82,8 @@ def load_config(where: str, stdin=None) -> tuple[dict, str]:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="posenc explain", description="Explain a model's config.json: its position design, layer by layer.")
-    parser.add_argument("config", help="a config.json, a folder holding one, or - for standard input")
+    parser.add_argument("config", nargs="+",
+                        help="a config.json, a folder holding one, or - for standard input (several with --check)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--context", default=None, help="contexts for the KV cache (default 8k,128k,1M)")
     parser.add_argument("--dtype", default=None, help=f"bytes per number from this dtype ({', '.join(DTYPE_BYTES)})")
@@ -127,9 +128,11 @@ def main(argv: list[str] | None = None, *, stdin=None, out=None, err=None) -> in
         if options.dtype is not None and options.dtype not in DTYPE_BYTES:
             raise ExplainError(f"unknown dtype {options.dtype!r} (--dtype); known: {', '.join(DTYPE_BYTES)}")
         contexts = DEFAULT_CONTEXTS if options.context is None else parse_contexts(options.context)
-        config, name = load_config(options.config, stdin)
         if options.check:
-            return _check(options, config, name, contexts, out)
+            return _check_all(options, stdin, out)
+        if len(options.config) > 1:
+            raise ExplainError(f"one CONFIG at a time ({len(options.config)} given); several only with --check")
+        config, name = load_config(options.config[0], stdin)
         report = _report(options, config, name, contexts)
     except ExplainError as exc:
         print(f"posenc explain: error: {_one_line(exc)}", file=err)
@@ -180,22 +183,37 @@ def check(config: dict, name: str) -> dict:
     return {**result, "verdict": "disagree" if diffs else "agree", "disagreements": diffs, "not_compared": skipped}
 
 
-def _check(options, config: dict, name: str, contexts, out) -> int:
-    result = check(config, name)
-    if options.json:
-        print(json.dumps(result, indent=2, ensure_ascii=False), file=out)
-        return 1 if result["verdict"] == "disagree" else 0
-    head = f"check: {name}: {result['layers']} layers, the course's reader against {result['transformers']}"
-    lines = [head]
-    if result["verdict"] == "refused":
+def _check_lines(result: dict) -> list[str]:
+    lines = [f"check: {result['source']}: the course's reader against {result.get('transformers', 'transformers')}"]
+    if result["verdict"] == "error":
+        lines.append(f"transformers engine failed: {result['error']}")
+    elif result["verdict"] == "refused":
         lines.append(f"refused by the course's reader: {result['refused']}")
-        lines.append(f"(transformers reads it: posenc explain --engine transformers {options.config})")
+        lines.append(f"(transformers reads its {result['layers']} layers: posenc explain --engine transformers ...)")
     elif result["verdict"] == "agree":
-        lines.append("agree on every compared field of every layer")
+        lines.append(f"agree on every compared field of all {result['layers']} layers")
     else:
         lines.append(f"DISAGREE on {len(result['disagreements'])} (layer, field) pairs:")
         lines += _grouped(result["disagreements"])
-    if result["not_compared"]:
+    if result.get("not_compared"):
         lines.append("not compared (one engine cannot read them): " + ", ".join(result["not_compared"]))
-    print("\n".join(lines), file=out)
-    return 1 if result["verdict"] == "disagree" else 0
+    return lines
+
+
+def _check_all(options, stdin, out) -> int:
+    """--check on every CONFIG; exit 1 if any disagree, else 2 if the transformers engine failed on one, else 0."""
+    results = []
+    for where in options.config:
+        config, name = load_config(where, stdin)
+        try:
+            results.append(check(config, name))
+        except ExplainError:
+            raise
+        except (ValueError, TypeError, KeyError, AttributeError, RuntimeError) as exc:
+            results.append({"source": name, "verdict": "error", "error": _one_line(exc)})
+    if options.json:
+        print(json.dumps(results if len(results) > 1 else results[0], indent=2, ensure_ascii=False), file=out)
+    else:
+        print("\n".join(line for r in results for line in _check_lines(r)), file=out)
+    verdicts = {r["verdict"] for r in results}
+    return 1 if "disagree" in verdicts else 2 if "error" in verdicts else 0

@@ -99,14 +99,19 @@ def hf_config(config: dict):
 
 
 def build_meta_model(hf_cfg):
-    """The model on the meta device (no weights allocated), with the probe as its attention implementation."""
+    """The model on the meta device (no weights allocated), with the probe as its attention implementation.
+
+    A multimodal config's language model is built from its text config where transformers maps one to a model
+    class (no vision tower: faster, and no vision library needed); else the whole model."""
+    text_cfg = hf_cfg.get_text_config(decoder=True)
     with torch.device("meta"):
-        for auto in (AutoModelForCausalLM, AutoModel):
-            try:
-                return auto.from_config(hf_cfg, attn_implementation=_PROBE)
-            except ValueError as exc:
-                if "Unrecognized configuration class" not in str(exc):
-                    raise
+        for cfg in (text_cfg,) if text_cfg is hf_cfg else (text_cfg, hf_cfg):
+            for auto in (AutoModelForCausalLM, AutoModel):
+                try:
+                    return auto.from_config(cfg, attn_implementation=_PROBE)
+                except ValueError as exc:
+                    if "Unrecognized configuration class" not in str(exc):
+                        raise
     raise ValueError(f"transformers {transformers.__version__} has no model class for model_type {hf_cfg.model_type!r}")
 
 
@@ -125,9 +130,15 @@ def _is_attention(name: str, module) -> bool:
     return "Attention" in cls or "Attn" in cls or name in ("self_attn", "attn", "attention")
 
 
-def _keeps(name: str, module) -> bool:
-    """Whether a decoder layer's child runs: attention, norms and rotary modules do; the rest is passed through."""
+_FEED_FORWARD = re.compile(r"MLP|MoE|Moe|Expert|FeedForward|FFN|Ffn|Dense", re.I)
+
+
+def _keeps(name: str, module, narrow: bool) -> bool:
+    """Whether a decoder layer's child runs on meta. ``narrow``: only the MLP or MoE (by class or attribute name)
+    is passed through; otherwise everything but attention, norms and rotary modules is."""
     cls = type(module).__name__
+    if narrow:
+        return not (_FEED_FORWARD.search(cls) or name in ("mlp", "feed_forward", "block_sparse_moe", "moe", "ffn"))
     return _is_attention(name, module) or "Norm" in cls or "norm" in name or "Rotary" in cls or "rotary" in name
 
 
@@ -157,7 +168,7 @@ def _wrap_rotary_functions(modules: set, trace_on) -> list:
     return restore
 
 
-def _install(decoder, layers, as_tuple: bool) -> list:
+def _install(decoder, layers, as_tuple: bool, narrow: bool) -> list:
     """Hooks and pass-throughs on the meta model; returns the handles and patches to undo."""
     handles, patches = [], []
     for i, layer in enumerate(layers):
@@ -165,7 +176,7 @@ def _install(decoder, layers, as_tuple: bool) -> list:
             _TRACE.layer = i
         handles.append(layer.register_forward_pre_hook(enter))
         for name, child in layer.named_children():
-            if not _keeps(name, child):
+            if not _keeps(name, child, narrow):
                 patches.append((child, "forward", child.forward))
                 child.forward = types.MethodType(_pass_through(as_tuple), child)
             if _is_attention(name, child):
@@ -202,25 +213,29 @@ def trace_forward(model, decoder, layers):
     restore = _wrap_rotary_functions(modules, lambda: _TRACE)
     try:
         last = None
-        for as_tuple in (False, True):
+        # the MLP alone passed through first (its output a tensor, else a pair), then every block but attention;
+        # last, without a cache (the KV fields are then not traced)
+        for narrow, as_tuple, with_cache in ((True, False, True), (True, True, True), (False, False, True),
+                                             (False, True, True), (True, False, False), (False, False, False)):
             _TRACE = _Trace()
-            installed = _install(decoder, layers, as_tuple)
-            cache = DynamicCache(config=model.config)
+            installed = _install(decoder, layers, as_tuple, narrow)
+            cache = DynamicCache(config=model.config) if with_cache else None
             try:
                 with torch.no_grad():
                     ids = torch.zeros(1, TOKENS, dtype=torch.long, device="meta")
                     cache_name = "cache" if "cache" in inspect.signature(decoder.forward).parameters else "past_key_values"
-                    decoder(input_ids=ids, use_cache=True, **{cache_name: cache})
+                    decoder(input_ids=ids, use_cache=with_cache, **{cache_name: cache})
                 return _TRACE, cache
-            except (ValueError, TypeError, RuntimeError) as exc:
+            except (ValueError, TypeError, RuntimeError, AttributeError, IndexError, KeyError) as exc:
                 last = exc
             finally:
                 _undo(installed)
-        raise ValueError(f"transformers' forward pass on the meta device failed: {type(last).__name__}: {last}")
+        raise ValueError(f"the transformers engine cannot trace model_type {model.config.model_type!r}: its forward "
+                         f"pass on the meta device failed ({type(last).__name__}: {last})")
     finally:
         for mod, fname, fn in restore:
             setattr(mod, fname, fn)
-        trace, _TRACE = _TRACE, None
+        _TRACE = None
 
 
 def _cpu_rotary(module, config=None):
@@ -341,6 +356,9 @@ def layout(trace: _Trace, event, cpu_out_of, pairs: int) -> str:
 
 def _kv_of(cache_layer, numbers: int | None, window) -> dict:
     """The layer's KV fields: the cache class, what kind it is, numbers per token, tokens kept (measured)."""
+    if cache_layer is None:  # traced without a cache
+        return dict.fromkeys(("kv_kind", "kv_numbers_per_token", "kv_holds", "kv_state_numbers", "cache_layer"),
+                             NOT_TRACED) | {"kv_cached": None}
     name = type(cache_layer).__name__
     kind = _KIND_OF_CACHE.get(name, name)
     if kind == "sliding" and window == "chunked":
@@ -437,7 +455,7 @@ def hf_layers(config: dict) -> tuple[list[dict], list[str], dict]:
     out = []
     for i in range(n):
         att = trace.attention.get(i)
-        layer_cache = cache.layers[i] if i < len(cache.layers) else None
+        layer_cache = cache.layers[i] if cache is not None and i < len(cache.layers) else None
         window = getattr(layer_cache, "sliding_window", None) or (att or {}).get("sliding_window")
         window = int(window) if window is not None else None
         rope = _rope_fields(trace, i, text_cfg, types_[i], cpu_out_of)

@@ -63,6 +63,7 @@ class _Trace:
         self.rope: dict[int, list] = {}          # layer → [(step, function, args, kwargs)]
         self.attention: dict[int, dict] = {}     # layer → the probe's record
         self.norms: dict[int, list] = {}         # layer → [(step, name, width)]
+        self.memo: dict[tuple, dict] = {}        # the RoPE fields of each (rotary module, layer type, call)
 
     def tick(self) -> int:
         self.step += 1
@@ -427,13 +428,18 @@ def _rope_fields(trace, i, text_cfg, layer_type, cpu_out_of) -> dict:
                                             "attention_factor", "inv_freq"), NOT_TRACED)}
     module, args, kwargs, _position = used[0]
     kind = kwargs.get("layer_type", next((a for a in args if isinstance(a, str)), layer_type))
-    _cpu, inv, scaling, rope_type = rotary_values(module, kind, text_cfg, (args, kwargs))
-    params = getattr(text_cfg, "rope_parameters", None) or {}
-    params = params.get(kind, params) if isinstance(params.get(kind), dict) else params
-    return {**fields, "pairs": len(inv), "rotary_dim": 2 * int(np.count_nonzero(inv > 0)),
+    # layers that call the same function with the same module's output, shaped alike, read alike
+    key = (id(module), kind, id(events[0][1]), tuple(tuple(a.shape) for a in events[0][2] if torch.is_tensor(a)))
+    if key not in trace.memo:
+        _cpu, inv, scaling, rope_type = rotary_values(module, kind, text_cfg, (args, kwargs))
+        params = getattr(text_cfg, "rope_parameters", None) or {}
+        params = params.get(kind, params) if isinstance(params.get(kind), dict) else params
+        trace.memo[key] = {
+            "pairs": len(inv), "rotary_dim": 2 * int(np.count_nonzero(inv > 0)),
             "layout": layout(trace, events[0], cpu_out_of, len(inv)), "rope_type": rope_type,
             "base": _base(text_cfg, kind), "factor": params.get("factor"), "attention_factor": scaling,
             "inv_freq": [float(x) for x in inv]}
+    return {**fields, **trace.memo[key]}
 
 
 def hf_layers(config: dict) -> tuple[list[dict], list[str], dict]:

@@ -250,6 +250,8 @@ def test_json_is_the_text_as_data(bundled):
 def test_the_docs_page_shows_the_commands_current_output():
     page = (ROOT / "docs" / "EXPLAIN.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```text\n\$ posenc (explain [^\n]+)\n(.*?)```", page, re.S)
+    # the course's engine's examples (--check and --engine transformers need make test-hf's environment)
+    blocks = [(c, shown) for c, shown in blocks if "--check" not in c and "--engine" not in c]
     assert len(blocks) >= 3
     for command, shown in blocks:
         result = run(*command.split(), cwd=ROOT)

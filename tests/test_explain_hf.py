@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -165,3 +166,13 @@ def test_a_planted_misreading_fails_the_check(tmp_path, plant):
         planted.stdout[-2000:], planted.stderr[-2000:])
     # and without the plant the same config agrees
     assert posenc("explain", "--check", path).returncode == 0
+
+
+def test_the_docs_pages_check_output_is_current():
+    page = (ROOT / "docs" / "EXPLAIN.md").read_text(encoding="utf-8")
+    blocks = [(c, shown) for c, shown in re.findall(r"```text\n\$ posenc (explain [^\n]+)\n(.*?)```", page, re.S)
+              if "--check" in c]
+    assert blocks
+    for command, shown in blocks:
+        result = subprocess.run([str(POSENC), *command.split()], capture_output=True, text=True, timeout=1800, cwd=ROOT)
+        assert result.returncode == 0 and result.stdout == shown, (command, result.stdout)

@@ -101,6 +101,8 @@ def _hf():
     """The transformers engine, or an ExplainError saying how to install it."""
     try:
         from . import explain_hf
+
+        explain_hf.load()
     except ImportError as exc:
         raise ExplainError(f"the transformers engine needs torch and transformers ({_one_line(exc)}): "
                            'pip install "posenc_helpers[hf]"') from None

@@ -32,12 +32,12 @@ import sys
 import types
 
 import numpy as np
-import torch
-import transformers
-from transformers import AttentionInterface, AutoModel, AutoModelForCausalLM, DynamicCache
-from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 
 from .explain import NOT_TRACED, attention_kind, build_report
+
+# torch and transformers, imported by load() on first use (so that importing this module, as the doctest
+# collector does, needs neither)
+torch = transformers = AutoModel = AutoModelForCausalLM = DynamicCache = CONFIG_MAPPING = None
 
 #: The versions ``make test-hf`` installs and checks the engine with (the engine runs with whatever is
 #: installed and names it in the report).
@@ -86,11 +86,24 @@ def _probe_attention(module, query, key, value, attention_mask, **kwargs):
     return out, None
 
 
-AttentionInterface.register(_PROBE, _probe_attention)
+def load() -> None:
+    """Import torch and transformers (an ImportError names what is missing) and register the probe."""
+    global torch, transformers, AutoModel, AutoModelForCausalLM, DynamicCache, CONFIG_MAPPING
+    if torch is not None:
+        return
+    import torch as _torch
+    import transformers as _transformers
+    from transformers import AttentionInterface
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING as _mapping
+
+    AttentionInterface.register(_PROBE, _probe_attention)
+    AutoModel, AutoModelForCausalLM = _transformers.AutoModel, _transformers.AutoModelForCausalLM
+    DynamicCache, CONFIG_MAPPING, transformers, torch = _transformers.DynamicCache, _mapping, _transformers, _torch
 
 
 def hf_config(config: dict):
     """The transformers config object of ``config``: its model_type's class, with defaults and __post_init__."""
+    load()
     model_type = config.get("model_type")
     if model_type is None:
         raise ValueError("the config has no model_type: the transformers engine needs it to pick the config class")
@@ -486,6 +499,7 @@ def hf_layers(config: dict) -> tuple[list[dict], list[str], dict]:
 
 
 def engine_info() -> dict:
+    load()
     return {"name": "transformers", "version": f"transformers {transformers.__version__}",
             "detail": f"torch {torch.__version__.split('+')[0]}, meta device"}
 

@@ -193,6 +193,10 @@ def test_bad_input_gets_one_line_and_status_2(tmp_path, bundled):
     nested = json.dumps({"model_type": "qwen3", "num_hidden_layers": 2, "head_dim": 64, "layer_types": ["full_attention"] * 2,
                          "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e4}}})
     one_line_error(run("explain", "-", stdin=nested), "rope_parameters is nested", "'qwen3'")
+    # .venv holds neither torch nor transformers (the lock has neither): the engine that needs them says how to get them
+    for option in ("--check", "--engine=transformers"):
+        one_line_error(run("explain", bundled["Llama 3.1 8B"], option), "needs torch and transformers",
+                       'pip install "posenc_helpers[hf]"')
     usage = run("explain")
     assert usage.returncode == 2 and "usage: posenc explain" in usage.stderr
 

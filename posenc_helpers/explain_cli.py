@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -142,7 +143,11 @@ def main(argv: list[str] | None = None, *, stdin=None, out=None, err=None) -> in
     except (ValueError, TypeError, KeyError) as exc:  # the reader's refusals name the key and model_type
         print(f"posenc explain: error: {_one_line(exc)}", file=err)
         return 2
-    print(render_json(report) if options.json else render_text(report), file=out)
+    try:
+        print(render_json(report) if options.json else render_text(report), file=out)
+        out.flush()
+    except BrokenPipeError:  # the reader stopped early (`posenc explain ... | head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

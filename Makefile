@@ -25,7 +25,7 @@ PORT_FLAG := $(if $(PORT),--ServerApp.port=$(PORT),)
 
 .PHONY: install install-lessons install-lab install-book lessons lab test test-fast test-all lint lock lock-check binder book \
         notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text lab-text-context lab-inference lab-length lab-heldout present citation \
-        hf-reference clean
+        hf-reference test-hf clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -173,6 +173,22 @@ hf-reference:
 	$(HF_VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(HF_TORCH) \
 	    "transformers==$(HF_TRANSFORMERS)" "numpy==$(NUMPY_VERSION)"
 	$(HF_VENV)/bin/python -m tools.hf_reference
+
+# posenc explain's two engines held against each other (issue 45, docs/EXPLAIN.md): tests/test_explain_hf.py runs
+# `posenc explain --check` (the course's reader against transformers itself, on the meta device) on every bundled
+# config, on the hand-built shapes of every family the reader transcribes and on the newest families transformers
+# ships, and plants a misreading in the reader that the check must catch. It reuses hf-reference's throwaway
+# environment, build/hfref-venv (plain pip; torch and transformers never enter the lock or .venv), with transformers
+# at posenc_helpers/explain_hf.py's pin (hf-reference reinstalls its own pin when it runs), torch as hf-reference's,
+# numpy at the lock's, and this package installed there without its dependencies (the command imports only numpy).
+HF_EXPLAIN_TRANSFORMERS := $(shell sed -n 's/^TRANSFORMERS_VERSION = "\(.*\)"/\1/p' posenc_helpers/explain_hf.py)
+
+test-hf: $(VENV)/.installed
+	$(PYTHON) -m venv $(HF_VENV)
+	$(HF_VENV)/bin/python -m pip install --quiet --disable-pip-version-check $(HF_TORCH) \
+	    "transformers==$(HF_EXPLAIN_TRANSFORMERS)" "numpy==$(NUMPY_VERSION)"
+	$(HF_VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
+	POSENC_HF_VENV=$(HF_VENV) $(PY) -m pytest tests/test_explain_hf.py -p no:randomly -n 0 -q
 
 # Re-execute every notebook in place (after any helper change), then rewrite navigation.
 notebooks: $(VENV)/.installed

@@ -1,5 +1,5 @@
-"""``python -m posenc_helpers [FILE]``: the PE / ROPE / DOT command interpreter."""
+"""``python -m posenc_helpers [FILE]``: the PE / ROPE / DOT command interpreter (``explain ...``: posenc explain)."""
 
-from .interpreter import main
+from .cli import main
 
 raise SystemExit(main())

@@ -1,0 +1,226 @@
+"""The command ``posenc explain CONFIG``: read a config.json, print its position design layer by layer.
+
+``CONFIG`` is a path to a config.json, a folder holding one, or ``-`` for standard input. Options:
+``--json`` (the report as data), ``--context 8k,128k,1M`` (the KV cache at those contexts; k = 1,024 and
+M = 1,048,576 tokens), ``--dtype bfloat16|float16|float32`` (instead of the config's), ``--bound`` (compute
+Men et al.'s Eq. 11 bound where it is not stored), ``--engine course|transformers`` (the course's reader, the
+default, or transformers itself: ``pip install "posenc_helpers[hf]"``) and ``--check`` (both engines, every
+field where they disagree).
+
+Bad input (a file that is not JSON, a config the reader refuses, an unknown dtype, a bad context) prints one
+line, ``posenc explain: error: ...``, to standard error and exits with status 2. ``--check`` exits with 1
+when the engines disagree, 0 when they agree or when the course's reader refuses the config by name.
+Nothing here reaches the network.
+
+>>> parse_contexts("8k,128k,1M")
+(8192, 131072, 1048576)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+from .explain import DEFAULT_CONTEXTS, compare_layers, course_layers, explain, gptj_names
+from .explain_text import render_json, render_text
+from .kvcache import DTYPE_BYTES
+
+
+class ExplainError(Exception):
+    """Bad input: its message is the one line the command prints."""
+
+
+_UNITS = {"": 1, "k": 1024, "m": 1048576}
+
+
+def parse_contexts(text: str) -> tuple[int, ...]:
+    """'8k,128k,1M' → (8192, 131072, 1048576): positive integers, k = 1,024, M = 1,048,576.
+
+    >>> parse_contexts("4096, 32K")
+    (4096, 32768)
+    >>> parse_contexts("8k,lots")
+    Traceback (most recent call last):
+    ...
+    posenc_helpers.explain_cli.ExplainError: --context 'lots' is not a number of tokens (e.g. 8k,128k,1M or 4096)
+    """
+    out = []
+    for part in text.split(","):
+        match = re.fullmatch(r"\s*([0-9]+)\s*([kKmM]?)\s*", part)
+        value = int(match.group(1)) * _UNITS[match.group(2).lower()] if match else 0
+        if value < 1:
+            raise ExplainError(f"--context {part.strip()!r} is not a number of tokens (e.g. 8k,128k,1M or 4096)")
+        out.append(value)
+    return tuple(out)
+
+
+def load_config(where: str, stdin=None) -> tuple[dict, str]:
+    """(the config, what to call it): ``where`` a config.json, a folder holding one, or '-' for ``stdin``."""
+    if where == "-":
+        text, name = (stdin or sys.stdin).read(), "standard input"
+    else:
+        path = Path(where)
+        if path.is_dir():
+            path = path / "config.json"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+            raise ExplainError(f"cannot read {str(path)!r}: {reason}") from None
+        name = str(path)
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ExplainError(f"{name} is not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    if not isinstance(config, dict):
+        raise ExplainError(f"{name} holds a JSON {type(config).__name__}, not an object: a config.json is an object")
+    return config, name
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="posenc explain", description="Explain a model's config.json: its position design, layer by layer.")
+    parser.add_argument("config", nargs="+",
+                        help="a config.json, a folder holding one, or - for standard input (several with --check)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--context", default=None, help="contexts for the KV cache (default 8k,128k,1M)")
+    parser.add_argument("--dtype", default=None, help=f"bytes per number from this dtype ({', '.join(DTYPE_BYTES)})")
+    parser.add_argument("--bound", action="store_true", help="compute Eq. 11's bound where it is not stored (slow)")
+    parser.add_argument("--engine", default="course", help="course (default) or transformers")
+    parser.add_argument("--check", action="store_true", help="run both engines and print where they disagree")
+    return parser
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _hf():
+    """The transformers engine, or an ExplainError saying how to install it."""
+    try:
+        from . import explain_hf
+
+        explain_hf.load()
+    except ImportError as exc:
+        raise ExplainError(f"the transformers engine needs torch and transformers ({_one_line(exc)}): "
+                           'pip install "posenc_helpers[hf]"') from None
+    return explain_hf
+
+
+def _report(options, config: dict, name: str, contexts) -> dict:
+    kwargs = dict(contexts=contexts, dtype=options.dtype, source=name, compute_bound=options.bound)
+    if options.engine == "transformers":
+        return _hf().explain(config, **kwargs)
+    return explain(config, **kwargs)
+
+
+def main(argv: list[str] | None = None, *, stdin=None, out=None, err=None) -> int:
+    """``posenc explain ...``; returns the exit status (0, 1 when --check finds a disagreement, 2 for bad input)."""
+    out, err = out or sys.stdout, err or sys.stderr
+    parser = _parser()
+    try:
+        options = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed its usage line and error
+        return int(exc.code or 0) and 2
+    try:
+        if options.engine not in ("course", "transformers"):
+            raise ExplainError(f"unknown engine {options.engine!r} (--engine); known: course, transformers")
+        if options.dtype is not None and options.dtype not in DTYPE_BYTES:
+            raise ExplainError(f"unknown dtype {options.dtype!r} (--dtype); known: {', '.join(DTYPE_BYTES)}")
+        contexts = DEFAULT_CONTEXTS if options.context is None else parse_contexts(options.context)
+        if options.check:
+            return _check_all(options, stdin, out)
+        if len(options.config) > 1:
+            raise ExplainError(f"one CONFIG at a time ({len(options.config)} given); several only with --check")
+        config, name = load_config(options.config[0], stdin)
+        report = _report(options, config, name, contexts)
+    except ExplainError as exc:
+        print(f"posenc explain: error: {_one_line(exc)}", file=err)
+        return 2
+    except (ValueError, TypeError, KeyError) as exc:  # the reader's refusals name the key and model_type
+        print(f"posenc explain: error: {_one_line(exc)}", file=err)
+        return 2
+    try:
+        print(render_json(report) if options.json else render_text(report), file=out)
+        out.flush()
+    except BrokenPipeError:  # the reader stopped early (`posenc explain ... | head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def _value_text(field: str, value) -> str:
+    if field == "inv_freq" and isinstance(value, list):
+        return f"[{', '.join(f'{x:.6g}' for x in value[:4])}{', ...' if len(value) > 4 else ''}] ({len(value)})"
+    return repr(value)
+
+
+def _grouped(diffs: list[dict]) -> list[str]:
+    """One line per (field, course value, transformers value), with the layers it holds for."""
+    groups: dict[str, list] = {}
+    for d in diffs:
+        key = f"{d['field']}: course {_value_text(d['field'], d['course'])}, transformers " \
+              f"{_value_text(d['field'], d['transformers'])}"
+        groups.setdefault(key, []).append(d["layer"])
+    lines = []
+    for key, layers in groups.items():
+        where = "all layers" if layers == [None] else f"layer{'s' if len(layers) > 1 else ''} " + ", ".join(
+            str(i) for i in layers[:12]) + (", ..." if len(layers) > 12 else "")
+        lines.append(f"  {where}: {key}")
+    return lines
+
+
+def check(config: dict, name: str) -> dict:
+    """Both engines on ``config``: ``{"verdict": "agree" | "disagree" | "refused", ...}``.
+
+    "refused": the course's reader refuses the config by name (its message in ``"refused"``), while transformers
+    reads it; "disagree": ``"disagreements"`` lists every (layer, field) where the two differ.
+    """
+    hf = _hf()
+    hf_layers, _hf_notes, engine = hf.hf_layers(config)
+    result = {"source": name, "transformers": engine["version"], "layers": len(hf_layers), "refused": None,
+              "disagreements": [], "not_compared": []}
+    try:
+        course, _notes = course_layers(gptj_names(config))
+    except (ValueError, TypeError) as exc:
+        return {**result, "verdict": "refused", "refused": _one_line(exc)}
+    diffs, skipped = compare_layers(course, hf_layers)
+    return {**result, "verdict": "disagree" if diffs else "agree", "disagreements": diffs, "not_compared": skipped}
+
+
+def _check_lines(result: dict) -> list[str]:
+    lines = [f"check: {result['source']}: the course's reader against {result.get('transformers', 'transformers')}"]
+    if result["verdict"] == "error":
+        lines.append(f"transformers engine failed: {result['error']}")
+    elif result["verdict"] == "refused":
+        lines.append(f"refused by the course's reader: {result['refused']}")
+        lines.append(f"(transformers reads its {result['layers']} layers: posenc explain --engine transformers ...)")
+    elif result["verdict"] == "agree":
+        lines.append(f"agree on every compared field of all {result['layers']} layers")
+    else:
+        lines.append(f"DISAGREE on {len(result['disagreements'])} (layer, field) pairs:")
+        lines += _grouped(result["disagreements"])
+    if result.get("not_compared"):
+        lines.append("not compared (one engine cannot read them): " + ", ".join(result["not_compared"]))
+    return lines
+
+
+def _check_all(options, stdin, out) -> int:
+    """--check on every CONFIG; exit 1 if any disagree, else 2 if the transformers engine failed on one, else 0."""
+    results = []
+    for where in options.config:
+        config, name = load_config(where, stdin)
+        try:
+            results.append(check(config, name))
+        except ExplainError:
+            raise
+        except (ValueError, TypeError, KeyError, AttributeError, RuntimeError) as exc:
+            results.append({"source": name, "verdict": "error", "error": _one_line(exc)})
+    if options.json:
+        print(json.dumps(results if len(results) > 1 else results[0], indent=2, ensure_ascii=False), file=out)
+    else:
+        print("\n".join(line for r in results for line in _check_lines(r)), file=out)
+    verdicts = {r["verdict"] for r in results}
+    return 1 if "disagree" in verdicts else 2 if "error" in verdicts else 0

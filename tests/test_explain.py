@@ -1,0 +1,262 @@
+"""`posenc explain` with the course's engine, called as the installed command in a subprocess (issue 45).
+
+Each bundled config (posenc_helpers/data/rope_configs.json, with its KV fields merged in) and three real configs
+(tests/data/explain, sources in SOURCES.md there) is written to a file and explained. The report's numbers are
+held to independent code: the KV cache to tests/literal_kvcache.py's literal count, the base-context check to
+posenc_helpers.base_bound.config_bounds (which finds the kinds of layer its own way), the per-layer design
+rebuilt from the runs to layer_positions, and a few totals to arithmetic written out here. The transformers
+engine and --check are tested by tests/test_explain_hf.py (make test-hf).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import literal_kvcache as lit
+import numpy as np
+import pytest
+
+from posenc_helpers.base_bound import config_bounds
+from posenc_helpers.configs import bundled_configs, layer_positions
+from posenc_helpers.kvcache import bundled_kv_config
+
+ROOT = Path(__file__).resolve().parent.parent
+POSENC = Path(sys.executable).parent / "posenc"
+REAL = sorted((ROOT / "tests" / "data" / "explain").glob("*.json"))
+CONTEXTS = (8192, 131072, 1048576)
+
+
+def run(*args, stdin: str | None = None, cwd=None, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([str(POSENC), *map(str, args)], input=stdin, capture_output=True, text=True, timeout=120,
+                          cwd=cwd, env=env)
+
+
+def report(path, *options) -> dict:
+    result = run("explain", path, "--json", *options)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("bundled")
+    paths = {}
+    for i, name in enumerate(bundled_configs("all")):
+        paths[name] = folder / f"{i:02d}.json"
+        paths[name].write_text(json.dumps(bundled_kv_config(name)), encoding="utf-8")
+    return paths
+
+
+def per_layer(rep: dict) -> list[dict]:
+    """The report's layers, one dict each, rebuilt from its runs and kinds."""
+    kinds = {k["id"]: k for k in rep["kinds"]}
+    out = []
+    for r in rep["runs"]:
+        out += [kinds[r["kind"]]] * (r["last"] - r["first"] + 1)
+    return out
+
+
+def test_the_installed_command_explains_every_bundled_config(bundled):
+    for name, path in bundled.items():
+        result = run("explain", path)
+        assert result.returncode == 0, (name, result.stderr)
+        assert result.stderr == "" and "layers:" in result.stdout and "KV cache" in result.stdout, name
+
+
+@pytest.mark.parametrize("name", sorted(bundled_configs("all")))
+def test_the_layers_are_the_readers_layers_in_runs(bundled, name):
+    rep, config = report(bundled[name]), bundled_kv_config(name)
+    layers = per_layer(rep)
+    records = layer_positions({**config, "num_hidden_layers": config.get("num_hidden_layers", config.get("n_layer"))}
+                              if "text_config" not in config else config)
+    assert rep["num_layers"] == len(layers) == len(records)
+    for got, want in zip(layers, records, strict=True):
+        assert (got["layer_type"], got["window"], got["rope"]) == (want.layer_type, want.window, want.rope)
+        assert got["inv_freq"] == (None if want.inv_freq is None else [float(x) for x in want.inv_freq])
+    # runs are maximal: two neighbouring runs are of different kinds, and they cover every layer once
+    kinds = [r["kind"] for r in rep["runs"]]
+    assert all(a != b for a, b in zip(kinds, kinds[1:], strict=False))
+    assert rep["runs"][0]["first"] == 0 and rep["runs"][-1]["last"] == len(layers) - 1
+    assert sum(k["count"] for k in rep["kinds"]) == len(layers)
+
+
+@pytest.mark.parametrize("name", sorted(bundled_configs("all")))
+def test_the_kv_cache_is_the_literal_count(bundled, name):
+    rep = report(bundled[name])
+    entry = lit.raw_models()[name]
+    for row, n in zip(rep["kv_cache"]["contexts"], CONTEXTS, strict=True):
+        numbers, total = lit.literal_cache(entry, n)
+        assert row["context"] == n and row["numbers"] == numbers and row["bytes"] == total, (name, n)
+
+
+@pytest.mark.parametrize("name", sorted(bundled_configs("all")))
+def test_the_base_check_is_config_bounds(bundled, name):
+    rep = report(bundled[name])
+    want = [x for x in config_bounds(bundled_kv_config(name), bounds="stored") if x.rope]
+    got = rep["base_check"]
+    assert [(g["context"], g["first_negative_model"], g["first_negative_head"], g["bound"]) for g in got] == [
+        (w.context, w.first_negative_model, w.first_negative_head, w.bound) for w in want]
+    assert all(g["bound_from"] == "stored" and g["above"] == (g["base"] >= g["bound"]) for g in got)
+
+
+def test_llama_3_1_8b_by_hand(bundled):
+    rep = report(bundled["Llama 3.1 8B"])
+    kv = rep["kv_cache"]
+    # 32 layers × 2 (keys and values) × 8 kv heads × 128 dims = 65,536 numbers, × 2 bytes (bfloat16)
+    assert kv["numbers_per_token"] == 32 * 2 * 8 * 128 and kv["bytes_per_token"] == 131072
+    assert [r["bytes"] for r in kv["contexts"]] == [131072 * n for n in CONTEXTS]
+    text = run("explain", bundled["Llama 3.1 8B"]).stdout
+    assert "per token, while every layer still holds it: 65,536 numbers = 128 KiB" in text
+    assert "1M          128 GiB      128 KiB  beyond the declared context" in text
+
+
+def test_gemma_3_runs_and_windows(bundled):
+    rep = report(bundled["Gemma 3 27B"])
+    # 62 layers, five sliding (window 1,024) then one full, ten times, then two sliding
+    assert [(r["first"], r["last"], r["kind"]) for r in rep["runs"][:3]] == [(0, 4, "A"), (5, 5, "B"), (6, 10, "A")]
+    assert len(rep["runs"]) == 21 and rep["runs"][-1] == {"first": 60, "last": 61, "kind": "A"}
+    a, b = rep["kinds"]
+    assert (a["count"], a["window"], a["kv_holds"], b["count"], b["window"]) == (52, 1024, 1023, 10, None)
+    assert rep["text_config"] is True and rep["model_type"] == "gemma3_text"
+
+
+def test_context_and_dtype_options(bundled):
+    base = report(bundled["Mistral 7B"], "--context", "4096,32k")
+    assert [r["context"] for r in base["kv_cache"]["contexts"]] == [4096, 32768]
+    wide = report(bundled["Mistral 7B"], "--context", "4096,32k", "--dtype", "float32")
+    assert wide["kv_cache"]["dtype_from"] == "--dtype" and wide["kv_cache"]["bytes_per_number"] == 4
+    assert [2 * r["bytes"] for r in base["kv_cache"]["contexts"]] == [r["bytes"] for r in wide["kv_cache"]["contexts"]]
+    # Mistral 7B windows every layer at 4,096: each keeps 4,095 tokens, so 32K costs what 4,095 tokens cost
+    assert base["kv_cache"]["contexts"][1]["numbers"] == 32 * 2 * 8 * 128 * 4095
+    # a config without a dtype: numbers, and a note; --dtype gives bytes
+    nodtype = report(bundled["gpt-oss-20b"])
+    assert nodtype["kv_cache"]["bytes_per_number"] is None and any("--dtype" in n for n in nodtype["notes"])
+    assert report(bundled["gpt-oss-20b"], "--dtype", "bfloat16")["kv_cache"]["contexts"][0]["bytes"] == (
+        2 * nodtype["kv_cache"]["contexts"][0]["numbers"])
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.stem)
+def test_real_configs_are_explained(path):
+    rep = report(path)
+    config = json.loads(path.read_text(encoding="utf-8"))
+    assert rep["num_layers"] == config["num_hidden_layers"] and rep["source"] == str(path)
+    heads, head = config["num_key_value_heads"], config.get("head_dim", config["hidden_size"] // config["num_attention_heads"])
+    # every layer full: layers × 2 × kv heads × head_dim numbers per token, 2 bytes each (bfloat16)
+    assert rep["kv_cache"]["bytes_per_token"] == config["num_hidden_layers"] * 2 * heads * head * 2
+    assert [k["attention"] for k in rep["kinds"]] == ["full"]
+
+
+def test_real_config_values_by_hand():
+    llama = report(ROOT / "tests/data/explain/llama-3.2-3b.json")
+    # 28 layers × 2 × 8 heads × 128 × 2 bytes = 114,688 bytes = 112 KiB per token
+    assert llama["kv_cache"]["bytes_per_token"] == 114688
+    assert llama["kinds"][0]["rope_type"] == "llama3" and llama["kinds"][0]["factor"] == 32.0
+    qwen3 = report(ROOT / "tests/data/explain/qwen3-30b-a3b.json")
+    assert qwen3["kinds"][0]["qk_norm"] == {"where": "before_rope", "over": "head", "kind": "rms", "weight": "learned"}
+    assert qwen3["kv_cache"]["bytes_per_token"] == 48 * 2 * 4 * 128 * 2  # 98,304 bytes = 96 KiB
+
+
+def test_a_folder_and_standard_input(tmp_path):
+    config = (ROOT / "tests/data/explain/qwen2.5-14b.json").read_text(encoding="utf-8")
+    (tmp_path / "config.json").write_text(config, encoding="utf-8")
+    from_folder, from_stdin = run("explain", tmp_path), run("explain", "-", stdin=config)
+    assert from_folder.returncode == from_stdin.returncode == 0
+    assert from_folder.stdout.splitlines()[1:] == from_stdin.stdout.splitlines()[1:]
+    assert f"config: {tmp_path / 'config.json'};" in from_folder.stdout
+    assert from_stdin.stdout.startswith("config: standard input;")
+
+
+def one_line_error(result, *words):
+    assert result.returncode == 2 and result.stdout == "", result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("posenc explain: error: "), result.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+
+
+def test_bad_input_gets_one_line_and_status_2(tmp_path, bundled):
+    (tmp_path / "broken.json").write_text('{"model_type": "llama",\n "num_hidden_layers": }', encoding="utf-8")
+    one_line_error(run("explain", tmp_path / "broken.json"), "is not JSON", "line 2")
+    one_line_error(run("explain", "-", stdin="[1, 2]"), "not an object")
+    one_line_error(run("explain", tmp_path / "missing.json"), "cannot read", "missing.json")
+    one_line_error(run("explain", bundled["Llama 3.1 8B"], "--dtype", "int3"), "unknown dtype 'int3'", "float32")
+    one_line_error(run("explain", bundled["Llama 3.1 8B"], "--context", "8k,lots"), "--context 'lots'")
+    one_line_error(run("explain", bundled["Llama 3.1 8B"], "--context", "0"), "--context '0'")
+    one_line_error(run("explain", bundled["Llama 3.1 8B"], "--engine", "vllm"), "unknown engine 'vllm'")
+    refused = json.dumps({"model_type": "mystery_lm", "num_hidden_layers": 4, "head_dim": 64, "sliding_window": 4096})
+    one_line_error(run("explain", "-", stdin=refused), "model_type 'mystery_lm'", "sliding_window")
+    nested = json.dumps({"model_type": "qwen3", "num_hidden_layers": 2, "head_dim": 64, "layer_types": ["full_attention"] * 2,
+                         "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e4}}})
+    one_line_error(run("explain", "-", stdin=nested), "rope_parameters is nested", "'qwen3'")
+    # .venv holds neither torch nor transformers (the lock has neither): the engine that needs them says how to get them
+    for option in ("--check", "--engine=transformers"):
+        one_line_error(run("explain", bundled["Llama 3.1 8B"], option), "needs torch and transformers",
+                       'pip install "posenc_helpers[hf]"')
+    usage = run("explain")
+    assert usage.returncode == 2 and "usage: posenc explain" in usage.stderr
+
+
+def test_a_multimodal_config_is_read_from_its_text_config(bundled):
+    rep = report(bundled["Qwen3.5 9B"])
+    assert rep["text_config"] is True and rep["num_layers"] == 32 and rep["model_type"] == "qwen3_5_text"
+    assert any("text_config" in n for n in rep["notes"])
+
+
+def test_plain_posenc_is_still_the_interpreter(tmp_path):
+    result = run(stdin="PE 2 4\nDOT 5 3 1 0 1 0\n")
+    assert result.returncode == 0 and result.stdout == "0.9093 -0.4161 0.0200 0.9998\n-0.4161\n"
+    (tmp_path / "cmds.txt").write_text("ROPE 1 1 0\nFOO 1\n", encoding="utf-8")
+    bad = run(tmp_path / "cmds.txt")
+    assert bad.returncode == 1 and bad.stdout == "0.5403 0.8415\n" and "unknown command 'FOO'" in bad.stderr
+    assert "usage: python -m posenc_helpers" in run("--help").stdout
+
+
+def test_the_transformers_engine_is_not_imported_by_the_course_engine(bundled):
+    code = ("import sys; from posenc_helpers.explain_cli import main; main([sys.argv[1]]); "
+            "assert not {'torch', 'transformers'} & set(sys.modules), sorted(sys.modules)")
+    result = subprocess.run([sys.executable, "-c", code, str(bundled["Gemma 3 27B"])], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+
+
+def test_nothing_reaches_the_network(tmp_path, bundled):
+    # every socket connection raises inside the command's process
+    (tmp_path / "sitecustomize.py").write_text(
+        "import socket\n"
+        "def _refuse(*args, **kwargs):\n    raise OSError('network used')\n"
+        "socket.socket.connect = _refuse\nsocket.create_connection = _refuse\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    probe = subprocess.run([sys.executable, "-c", "import socket; socket.create_connection(('127.0.0.1', 9))"],
+                           capture_output=True, text=True, env=env, timeout=60)
+    assert "network used" in probe.stderr  # the guard is active in a child process
+    for path in (bundled["DeepSeek-V3"], REAL[0]):
+        assert run("explain", path, env=env).returncode == 0
+
+
+def test_json_is_the_text_as_data(bundled):
+    rep = report(bundled["Qwen3.5 9B"])
+    assert rep["format"] == 1 and rep["engine"]["name"] == "course"
+    text = run("explain", bundled["Qwen3.5 9B"]).stdout
+    for kind in rep["kinds"]:
+        assert f"{kind['id']} ×{kind['count']} ({kind['layer_type']})" in text
+    # Qwen3.5's linear-attention layers keep a fixed state: conv 8,192 × 4 (bfloat16) + 32 × 128 × 128 (float32)
+    state = rep["kv_cache"]["state_numbers"]
+    assert state["conv"] == 24 * 8192 * 4 and state["recurrent"] == 24 * 32 * 128 * 128
+    assert rep["kv_cache"]["state_bytes"] == state["conv"] * 2 + state["recurrent"] * 4
+    assert np.isclose(rep["kv_cache"]["contexts"][0]["bytes_per_token"], rep["kv_cache"]["contexts"][0]["bytes"] / 8192)
+
+
+def test_the_docs_page_shows_the_commands_current_output():
+    page = (ROOT / "docs" / "EXPLAIN.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```text\n\$ posenc (explain [^\n]+)\n(.*?)```", page, re.S)
+    # the course's engine's examples (--check and --engine transformers need make test-hf's environment)
+    blocks = [(c, shown) for c, shown in blocks if "--check" not in c and "--engine" not in c]
+    assert len(blocks) >= 3
+    for command, shown in blocks:
+        result = run(*command.split(), cwd=ROOT)
+        assert result.returncode == 0 and result.stdout == shown, command

@@ -1,0 +1,178 @@
+"""`posenc explain --check` and `--engine transformers`: the course's reader held to transformers itself (issue 45).
+
+Run by ``make test-hf``, which builds the throwaway environment build/hfref-venv (torch and transformers at the
+pins of posenc_helpers/explain_hf.py, this package installed there) and sets POSENC_HF_VENV; without it every test
+here is skipped. Each test calls that environment's installed ``posenc`` in a subprocess:
+
+* every bundled config, and the hand-built shapes of every family the reader transcribes
+  (tests/test_layer_positions.py's HAND), are read alike by both engines, but for the named exceptions below;
+* the newest families transformers ships are each read alike or refused by the reader by name, and the
+  transformers engine answers for at least 10 families the reader refuses;
+* a misreading planted in the reader (its layout rule, its softmax-scale rule) makes the check fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_layer_positions import HAND
+
+from posenc_helpers.configs import bundled_configs
+from posenc_helpers.kvcache import bundled_kv_config
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = os.environ.get("POSENC_HF_VENV")
+if not VENV:
+    pytest.skip("needs transformers: run `make test-hf` (sets POSENC_HF_VENV)", allow_module_level=True)
+VENV = (ROOT / VENV).resolve()
+POSENC, PYTHON = VENV / "bin" / "posenc", VENV / "bin" / "python"
+
+#: Hand-built shapes where the engines differ, and why (every other shape must agree).
+HAND_EXCEPTIONS = {
+    # encoders that attend both ways: the reader's window is the whole span (2 × the half-width), transformers
+    # stores a half-width bound (ModernBERT: local_attention // 2; Gemma 3: sliding_window // 2 + 1, exclusive)
+    "ModernBERT global/local": ("disagree", {"window"}),
+    "Gemma 3 bidirectional (EmbeddingGemma)": ("disagree", {"window"}),
+    # transformers 5.25.0's Gemma 3n forward does not run on the meta device without its own cache (KeyError
+    # 'sliding_attention'): the transformers engine says so by name
+    "Gemma 3n defaults": ("error", "cannot trace model_type 'gemma3n_text'"),
+    # Gemma3nTextConfig itself refuses 7 layers with the default num_kv_shared_layers = 15
+    "Gemma 3n multimodal, old-style keys": ("error", "The set of layer types producing a cache is different"),
+}
+
+#: The newest families of transformers 5.25.0 (models added since 5.24.0, and those issue 45 names), as their
+#: config classes' defaults: each must be read alike or refused by the course's reader by name.
+NEWEST = ("deepseek_v4", "mistral4", "lfm3", "kimi_linear", "olmo_hybrid", "ergo", "minicpm5_moe", "param2moe")
+
+#: Families the transformers engine cannot trace in 5.25.0, with the error it names them by (the message names the
+#: model_type of the config it traced: the text config's, e.g. glm5_next_text).
+CANNOT_TRACE = {"glm5_next": "cannot trace model_type 'glm5_next", "kolibri1_1": "cannot trace model_type 'kolibri1_1"}
+
+#: Families the course's reader refuses (not in posenc_helpers.configs.FAMILIES) that the transformers engine reads.
+REFUSED = ("deepseek_v4", "mistral4", "lfm3", "kimi_linear", "olmo_hybrid", "ergo", "mimo_v2_flash", "step3p7",
+           "afmoe", "exaone_moe", "granite_swa")
+
+
+def posenc(*args, timeout=1800) -> subprocess.CompletedProcess:
+    return subprocess.run([str(POSENC), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+def check(paths) -> list[dict]:
+    result = posenc("explain", "--check", "--json", *paths)
+    assert result.returncode in (0, 1, 2), result.stderr[-2000:]
+    out = json.loads(result.stdout)
+    return out if isinstance(out, list) else [out]
+
+
+def write(folder: Path, configs: dict) -> dict[str, Path]:
+    paths = {}
+    for i, (name, config) in enumerate(configs.items()):
+        paths[name] = folder / f"{i:02d}.json"
+        paths[name].write_text(json.dumps(config), encoding="utf-8")
+    return paths
+
+
+@pytest.fixture(scope="module")
+def defaults(tmp_path_factory) -> dict[str, Path]:
+    """The config.json each family's config class writes with its defaults (transformers' to_dict)."""
+    folder = tmp_path_factory.mktemp("defaults")
+    families = sorted({*NEWEST, *REFUSED, *CANNOT_TRACE})
+    code = ("import json, sys; from transformers.models.auto.configuration_auto import CONFIG_MAPPING as M\n"
+            "for mt in sys.argv[2:]: json.dump(M[mt]().to_dict(), open(f'{sys.argv[1]}/{mt}.json', 'w'))")
+    done = subprocess.run([str(PYTHON), "-c", code, str(folder), *families], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {mt: folder / f"{mt}.json" for mt in families}
+
+
+def test_the_check_agrees_on_every_bundled_config(tmp_path):
+    paths = write(tmp_path, {name: bundled_kv_config(name) for name in bundled_configs("all")})
+    results = check(paths.values())
+    assert [r["verdict"] for r in results] == ["agree"] * len(paths), [
+        (name, r.get("disagreements", r.get("error"))) for name, r in zip(paths, results, strict=True)
+        if r["verdict"] != "agree"]
+    assert all(r["transformers"].startswith("transformers ") for r in results)
+
+
+def test_the_check_agrees_on_every_hand_built_shape(tmp_path):
+    paths = write(tmp_path, HAND)
+    for name, result in zip(paths, check(paths.values()), strict=True):
+        expected = HAND_EXCEPTIONS.get(name, ("agree", None))
+        assert result["verdict"] == expected[0], (name, result)
+        if expected[0] == "disagree":
+            assert {d["field"] for d in result["disagreements"]} == expected[1], (name, result["disagreements"])
+        elif expected[0] == "error":
+            assert expected[1] in result["error"], (name, result["error"])
+
+
+def test_the_newest_families_are_read_alike_or_refused_by_name(defaults):
+    results = check([defaults[mt] for mt in NEWEST])
+    for mt, result in zip(NEWEST, results, strict=True):
+        assert result["verdict"] in ("agree", "refused"), (mt, result)
+        if result["verdict"] == "refused":
+            assert f"model_type {mt!r}" in result["refused"], (mt, result["refused"])
+    for mt, result in zip(CANNOT_TRACE, check([defaults[mt] for mt in CANNOT_TRACE]), strict=True):
+        assert result["verdict"] == "error" and CANNOT_TRACE[mt] in result["error"], (mt, result)
+
+
+def test_the_transformers_engine_answers_for_families_the_reader_refuses(defaults):
+    results = check([defaults[mt] for mt in REFUSED])
+    answered = [mt for mt, r in zip(REFUSED, results, strict=True) if r["verdict"] == "refused" and r["layers"] > 0]
+    assert answered == list(REFUSED) and len(answered) >= 10, results
+    # the whole report for one of them, as text and as data
+    text = posenc("explain", "--engine", "transformers", defaults["mimo_v2_flash"])
+    assert text.returncode == 0 and "engine: transformers 5.25.0" in text.stdout, text.stderr[-2000:]
+    data = json.loads(posenc("explain", "--engine", "transformers", "--json", defaults["mimo_v2_flash"]).stdout)
+    assert data["engine"]["name"] == "transformers" and data["num_layers"] == sum(k["count"] for k in data["kinds"])
+    # MiMo-V2-Flash's attention has sinks (modeling_mimo_v2_flash.py passes s_aux), and sliding layers
+    assert any(k["sinks"] is True for k in data["kinds"]) and any(k["attention"] == "sliding" for k in data["kinds"])
+
+
+def test_the_transformers_engine_reads_deepseek_v3_on_the_meta_device(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(bundled_kv_config("DeepSeek-V3")), encoding="utf-8")
+    data = json.loads(posenc("explain", "--engine", "transformers", "--json", path).stdout)
+    # 61 layers, each caching the latent (512) and the rotated shared key (64): 576 numbers per token
+    assert data["num_layers"] == 61 and [k["kv_numbers_per_token"] for k in data["kinds"]] == [576]
+    assert data["kinds"][0]["layout"] == "interleaved" and data["kinds"][0]["cache_layer"] == "DynamicLayer"
+    assert data["kv_cache"]["bytes_per_token"] == 61 * 576 * 2
+
+
+PLANTS = {
+    # every family read half-split: DeepSeek-V3's interleaved pairs are misread
+    "layout": ("import posenc_helpers.configs.layers as L; L._layout = lambda config, family: 'half-split'",
+               "DeepSeek-V3", "layout"),
+    # Gemma 3's softmax scale read as 1/√head_dim instead of 1/√query_pre_attn_scalar
+    "softmax scale": ("import posenc_helpers.configs.layers as L\n"
+                      "L._softmax_scale = lambda config, family, width, p: width ** -0.5",
+                      "Gemma 3 27B", "softmax_scale"),
+}
+
+
+@pytest.mark.parametrize("plant", sorted(PLANTS))
+def test_a_planted_misreading_fails_the_check(tmp_path, plant):
+    code, name, field = PLANTS[plant]
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(bundled_kv_config(name)), encoding="utf-8")
+    run = (f"{code}\nfrom posenc_helpers.explain_cli import main\n"
+           f"raise SystemExit(main(['--check', {str(path)!r}]))")
+    planted = subprocess.run([str(PYTHON), "-c", run], capture_output=True, text=True, timeout=600)
+    assert planted.returncode == 1 and "DISAGREE" in planted.stdout and f": {field}: course " in planted.stdout, (
+        planted.stdout[-2000:], planted.stderr[-2000:])
+    # and without the plant the same config agrees
+    assert posenc("explain", "--check", path).returncode == 0
+
+
+def test_the_docs_pages_check_output_is_current():
+    page = (ROOT / "docs" / "EXPLAIN.md").read_text(encoding="utf-8")
+    blocks = [(c, shown) for c, shown in re.findall(r"```text\n\$ posenc (explain [^\n]+)\n(.*?)```", page, re.S)
+              if "--check" in c]
+    assert blocks
+    for command, shown in blocks:
+        result = subprocess.run([str(POSENC), *command.split()], capture_output=True, text=True, timeout=1800, cwd=ROOT)
+        assert result.returncode == 0 and result.stdout == shown, (command, result.stdout)

@@ -398,8 +398,9 @@ CARDS: list[Card] = [
     # 16: position at inference
     Card("How many numbers does a layer of full attention cache per token, and what do GQA, a sliding window, MLA and "
          "linear attention change?",
-         "2·h_kv·d_head: a key and a value for each key head. GQA lowers h_kv; a sliding layer of window W keeps only "
-         "its last W − 1 tokens between steps; MLA caches a latent and one shared rotary key (576 numbers for "
+         "2·h_kv·d_head: a key and a value for each key head. GQA lowers h_kv; in transformers' dynamic cache a sliding "
+         "layer of window W keeps only its last W − 1 tokens between steps (a static cache allocates "
+         "min(W, max_cache_len) slots); MLA caches a latent and one shared rotary key (576 numbers for "
          "DeepSeek-V3, where every head's key and value would be 40960); a linear-attention layer keeps a state of "
          "fixed size.", "16"),
     Card("Why may a KV cache store keys already rotated by RoPE?",
@@ -425,14 +426,16 @@ CARDS: list[Card] = [
          "plain RoPE's fine-tune held best.", "16"),
     # 17: your own experiment
     Card("What do Ruoss et al.'s randomized positions change in training, and what at test?",
-         "Each training sequence reads positions drawn as a sorted random subset of 0 … M − 1, with M much longer "
-         "than L (2048 in the lab, at least the longest test), so their order is all a model can rely on. At test the "
-         "positions are drawn from the same range again, in every call, as the authors' code does: a long sequence "
-         "meets no position that training could not have drawn.", "17"),
+         "Training positions are a sorted random subset of 0 … M − 1, with the range M much longer than L (2048 in the "
+         "lab, at least the longest test; the paper calls this range L, and its M is the longest test length), so "
+         "their order is all a model can rely on. At test the positions are drawn from the same range: a long "
+         "sequence meets no position that training could not have drawn. The authors draw one set per forward call, "
+         "shared by the whole batch; the lab draws one per sequence.", "17"),
     Card("What does FIRE give its MLP for query i and key j, and what does the division do past L?",
          "ψ(i − j)/ψ(max(τ, i)) with ψ(x) = ln(1 + c·x), c and the threshold τ learned. Dividing by ψ of the "
          "query's own position keeps the input in [0, 1] at any length, with the first key at 1, so a query far "
-         "past L reads its keys on the scale training covered (progressive interpolation).", "17"),
+         "past L feeds the MLP only inputs of the range training covered (progressive interpolation). The scale "
+         "still moves: near keys are squeezed toward 0 as the query's position grows.", "17"),
     Card("True or false: a claim that holds on every seed you read it from can be reported as holding.",
          "False: those seeds chose it, so they cannot test it. Only seeds drawn after the claim was fixed can (the "
          "harness's fresh seeds, the tests' held-out seeds); a failure there is reported as measured, and a claim "

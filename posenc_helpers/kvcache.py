@@ -681,25 +681,34 @@ def _size(x: float) -> str:
 
 
 def kv_table_text(contexts=CONTEXTS, *, mla: str = "transformers") -> str:
-    """:func:`kv_table` as text to print: bytes per token and total at each context, then each model's rule.
+    """:func:`kv_table` as text to print: the average per token and the total at each context, then each model's rule.
 
+    The first columns give the average per token, the cache divided by the context n (a sliding layer's share of
+    it falls once n passes its window, so it is not what the next token costs); the last ones the whole cache.
     A ``*`` marks a context beyond the config's max_position_embeddings. A model whose data states no dtype
     shows the numbers it caches instead of bytes. Taught in notebooks/16-position-at-inference.ipynb.
     """
     rows = kv_table(contexts, mla=mla)
     label = {n: f"{n // 1048576}M" if n % 1048576 == 0 else f"{n // 1024}K" if n % 1024 == 0 else f"{n:,}"
              for n in rows[0]["numbers"]} if rows else {}
-    head = f"{'model':<23}{'dtype':<9}" + "".join(f"{'per token @' + label[n]:>17}{'total':>11}" for n in label)
-    lines = [head, "-" * len(head)]
+    width = 13  # a cell: the value right-aligned in 12 characters, then the mark
+
+    def cell(text: str, beyond: bool) -> str:
+        return f"{text:>{width - 1}}" + ("*" if beyond else " ")
+
+    groups = f"{'average per token (cache ÷ n)':^{width * len(label)}}{'total (cache after n tokens)':^{width * len(label)}}"
+    head = f"{'model':<23}{'dtype':<9}" + "".join(f"{'n = ' + label[n]:>{width - 1}} " for n in label) * 2
+    lines = [" " * 32 + groups.rstrip(), head.rstrip(), "-" * len(head)]
     for row in rows:
-        cells = f"{row['name']:<23}{row['dtype'] or '(none)':<9}"
+        per, total = [], []
         for n in label:
-            mark = "*" if row["beyond"][n] else " "
             if row["dtype"] is None:
-                cells += f"{row['numbers'][n] / n:>13,.0f} num{row['numbers'][n] / 2**20:>9,.0f} Mi" + mark
+                per.append(cell(f"{row['numbers'][n] / n:,.0f} num", row["beyond"][n]))
+                total.append(cell(f"{row['numbers'][n] / 2**20:,.0f} Mi", row["beyond"][n]))
             else:
-                cells += f"{_size(row['bytes_per_token'][n]):>17}{_size(row['bytes'][n]):>10}" + mark
-        lines.append(cells)
+                per.append(cell(_size(row["bytes_per_token"][n]), row["beyond"][n]))
+                total.append(cell(_size(row["bytes"][n]), row["beyond"][n]))
+        lines.append((f"{row['name']:<23}{row['dtype'] or '(none)':<9}" + "".join(per + total)).rstrip())
     lines += ["", "* beyond the context the config declares (max_position_embeddings).",
               "(none): no dtype stated; numbers cached per token and in total (Mi = 2^20 numbers).", ""]
     lines += [f"{row['name']}: {row['rule']}" for row in rows]

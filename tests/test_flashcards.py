@@ -83,6 +83,13 @@ CORRECTIONS = [
     ("00", "nearly identical results"),
     ("00", "(L, D)"),
     ("01", "test length longer than L"),
+    # issue 42: transformers' dynamic cache keeps W − 1, a static one allocates min(W, max_cache_len); Ruoss et al.
+    # draw one position set per forward call for the batch, the lab one per sequence; FIRE squeezes near keys
+    ("16", "in transformers' dynamic cache"),
+    ("16", "min(W, max_cache_len)"),
+    ("17", "one set per forward call"),
+    ("17", "the lab draws one per sequence"),
+    ("17", "near keys are squeezed"),
 ]
 
 
@@ -100,6 +107,8 @@ def test_no_card_repeats_the_corrected_claims():
     assert "with q ≠ k can tell" not in text                       # q = 2k is symmetric too
     assert "indeed no function" not in text                        # a whole vector of sines can pin the position
     assert "Only pair 0" not in text                                # at 10⁶, pairs 16 and 32 of D = 128 land exactly too
+    assert "in every call, as the authors' code does" not in text  # the authors draw per call, the lab per sequence
+    assert "reads its keys on the scale training covered" not in text  # the range is kept, the scale is not
 
 
 # The lesson's own six cards, by the fact each one asks for.

@@ -86,7 +86,8 @@ def test_the_table_rows_agree_with_the_literal_count():
             assert row["numbers"][n] == numbers and row["bytes"][n] == total, row["name"]
             assert row["bytes_per_token"][n] == (None if total is None else total / n)
     text = kc.kv_table_text()
-    assert all(name in text for name in NAMES) and "per token @8K" in text and "@1M" in text
+    assert all(name in text for name in NAMES) and "average per token (cache ÷ n)" in text
+    assert "n = 8K" in text and "n = 1M" in text
 
 
 def test_the_table_marks_contexts_beyond_the_declared_one():

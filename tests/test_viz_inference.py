@@ -109,8 +109,11 @@ def test_the_slider_default_is_gemma3_27b_itself():
 def test_the_slider_labels_say_what_and_in_which_unit():
     demo = inf.kv_demo()
     labels = {name: c.description for name, c in demo.controls.items()}
-    assert labels == {"window": "W (sliding window, tokens)", "ratio": "local:global (sliding layers per global layer)",
+    assert labels == {"window": "W (sliding window, tokens)", "ratio": "local per global (layers)",
                       "context": "n (context length, tokens)"}
+    # the controls' labels are 16em wide (demo._CONTROL_STYLE): at the demo's 14px, "local:global (sliding layers pe…"
+    # (31 characters) was cut off in the browser, so every label here stays shorter than that
+    assert all(len(label) <= 28 for label in labels.values()), labels
     left, right = demo.fig.axes
     assert "tokens" in left.get_xlabel() and "bytes" in left.get_ylabel()
     assert "depth" in right.get_xlabel() and "tokens" in right.get_ylabel()

@@ -236,7 +236,7 @@ def update_kv_slider(handles, window=1024.0, ratio=5, context=131072.0) -> str:
     rows = [("layers", f"{sliding} sliding (window {int(round(window)):,}), {len(reach) - sliding} global",
              f"{len(reach)} global"),
             (f"cache at {context:,} tokens", _binary(mine.total_bytes), _binary(total_global.total_bytes)),
-            ("bytes per token", f"{mine.bytes_per_token:,.0f}", f"{total_global.bytes_per_token:,.0f}"),
+            ("average per token (cache ÷ n), bytes", f"{mine.bytes_per_token:,.0f}", f"{total_global.bytes_per_token:,.0f}"),
             ("reach after the last layer (tokens back)", f"{int(reach[-1]):,}", f"{context - 1:,}")]
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
     return f"<table><tr><th></th><th>this model</th><th>every layer global</th></tr>{body}</table>"
@@ -263,7 +263,7 @@ def kv_demo(window: float = 1024.0, ratio: int = 5, context: float = 131072.0):
 
     controls = [
         log_slider("window", "W (sliding window, tokens)", 2, 4.5, window, step=0.05),
-        int_slider("ratio", "local:global (sliding layers per global layer)", 0, 15, ratio),
+        int_slider("ratio", "local per global (layers)", 0, 15, ratio),
         log_slider("context", "n (context length, tokens)", 3, 6, context, step=0.05),
     ]
     return SliderDemo(make_kv_slider_figure, update_kv_slider, controls,

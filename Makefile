@@ -110,10 +110,10 @@ test: $(VENV)/.installed
 	$(PY) -m pytest $(XDIST) -m "not full"
 
 # The contributor's loop: lint, unit, property and doctests, lessons 00-11, 14 and 16 under nbval; no lab
-# training, no browser (docs/PERFORMANCE.md gives its measured time).
+# training, no browser, none of make test-all's retraining (`full`); docs/PERFORMANCE.md gives its measured time.
 test-fast: $(VENV)/.installed
 	@$(MAKE) --no-print-directory lint
-	$(PY) -m pytest $(XDIST) -m "not slow and not browser"
+	$(PY) -m pytest $(XDIST) -m "not slow and not browser and not full"
 
 # Everything make test runs, and the tests marked `full`: notebook 17 under nbval, the held-out seeds and the
 # text lab's held-out seed retrained and compared with the stored rows (before a release, after any change to

@@ -2,7 +2,7 @@
 
 Three targets select from the same tests (see CONTRIBUTING.md):
 
-- ``make test-fast``: ``-m "not slow and not browser"``, no lab training;
+- ``make test-fast``: ``-m "not slow and not browser and not full"``, no lab training;
 - ``make test``: ``-m "not full"``, every notebook but 17, the browser, the book;
 - ``make test-all``: everything, with the tests marked ``full`` that retrain
   whole sweeps' rows (the held-out seeds, the text lab's held-out seed) and

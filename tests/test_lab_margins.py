@@ -64,7 +64,7 @@ def test_sums_differences_and_scalings_keep_their_parts(a, b, na, nb, shift, sca
         (abs(x - y), abs(a - b), [(1.0, a, na), (-1.0, b, nb)] if a >= b else [(-1.0, a, na), (1.0, b, nb)]),
     ):
         assert float(expr) == pytest.approx(value, abs=1e-12)
-        assert [(pytest.approx(c), pytest.approx(p), n) for c, p, n in expr.parts] == parts
+        assert [(pytest.approx(c), pytest.approx(p), n) for c, p, n, se in expr.parts if se is None] == parts
     got, seen = recorded(lambda: x - 0.1 >= y)
     assert got == (a - 0.1 >= b)
     assert seen[0][0] == pytest.approx(a - 0.1 - b, abs=1e-12)
@@ -163,3 +163,16 @@ def test_a_spread_or_share_of_no_seed_is_refused_by_name():
         Spread("RoPE on first", lambda v: v, median=(0, 1)).margin([])
     with pytest.raises(ValueError, match="'most seeds'.*at least one seed"):
         Share("most seeds", lambda v: True, at_least=0.5).count({})
+
+
+def test_an_accuracy_over_sequences_is_weighed_with_its_own_se():
+    # 256 perfect sequences against 0.97: weighed at 0.97 as whole sequences, √(0.97·0.03/256), not over answers
+    x = Measured(1.0, 256, se=0.0)
+    assert claims.comparison_error(x - 0.97, 0.03) == pytest.approx(math.sqrt(0.97 * 0.03 / 256))
+    # measured at 0.6 with half the whole-sequence variance (design effect 1/2): carried to the threshold 0.5
+    y = Measured(0.6, 256, se=math.sqrt(0.5 * 0.6 * 0.4 / 256))
+    assert claims.comparison_error(y - 0.5, 0.1) == pytest.approx(math.sqrt(0.5 * 0.25 / 256))
+    # a difference of two: the variances add, with the signs of the parts kept
+    assert (x - y).parts == ((1.0, 1.0, 256, 0.0), (-1.0, 0.6, 256, y.parts[0][3]))
+    with pytest.raises(ValueError, match="needs their number n"):
+        Measured(0.5, se=0.01)

@@ -197,29 +197,38 @@ class Measured(float):
     """A number a claim reads, which remembers what it was measured on, so that a claim's margin can be weighed.
 
     It is the float it holds (``at`` returns one), with ``parts``: one
-    ``(coefficient, accuracy, n)`` per measured accuracy it is built from
-    (``n`` None for a number that is not a binomial accuracy: an entropy, a
-    weight, a cosine). Sums, differences, scalings and ``abs`` keep the parts;
-    a comparison returns a plain bool and, inside :func:`margins`, records
-    its margin (how far the claim's side is from failing) and the binomial
-    standard error of that margin (:func:`comparison_error`).
+    ``(coefficient, accuracy, n, se)`` per measured accuracy it is built from.
+    Two kinds of accuracy: measured on ``n`` test sequences with its standard
+    error ``se`` over them (``Measured(q, n, se=...)``: the sequence is the unit
+    of noise, :mod:`.stats`; the experiment harness's numbers), or, with ``se``
+    None, counted as ``n`` independent answers (the rule of the stored sweeps of
+    notebooks 12, 13 and 17 until issue 43 re-scores them by sequence). ``n``
+    None: a number that is no accuracy (an entropy, a weight, a cosine). Sums,
+    differences, scalings and ``abs`` keep the parts; a comparison returns a
+    plain bool and, inside :func:`margins`, records its margin (how far the
+    claim's side is from failing) and the standard error of that margin
+    (:func:`comparison_error`).
 
     >>> a, b = Measured(0.9, 1024), Measured(0.5, 1024)
     >>> with _recording() as seen:
     ...     ok = a - b >= 0.3
     >>> ok, [round(m, 4) for m, _ in seen]
     (True, [0.1])
+    >>> Measured(0.9, 256, se=0.01).parts
+    ((1.0, 0.9, 256, 0.01),)
     """
 
-    def __new__(cls, value, n=None, parts=None):
+    def __new__(cls, value, n=None, parts=None, *, se=None):
         out = super().__new__(cls, value)
-        out.parts = tuple(parts) if parts is not None else ((1.0, float(value), n),)
+        if se is not None and n is None:
+            raise ValueError(f"a standard error over sequences needs their number n, got se={se!r} and n None")
+        out.parts = tuple(parts) if parts is not None else ((1.0, float(value), n, se),)
         return out
 
     def _combine(self, other, sign):
         value = float(self) + sign * float(other)
         theirs = other.parts if isinstance(other, Measured) else ()
-        return Measured(value, parts=self.parts + tuple((sign * c, p, n) for c, p, n in theirs))
+        return Measured(value, parts=self.parts + tuple((sign * c, p, n, e) for c, p, n, e in theirs))
 
     def __add__(self, other):
         return self._combine(other, 1) if isinstance(other, (int, float)) else NotImplemented
@@ -233,7 +242,7 @@ class Measured(float):
         return (-self)._combine(other, 1) if isinstance(other, (int, float)) else NotImplemented
 
     def __neg__(self):
-        return Measured(-float(self), parts=tuple((-c, p, n) for c, p, n in self.parts))
+        return Measured(-float(self), parts=tuple((-c, p, n, e) for c, p, n, e in self.parts))
 
     def __abs__(self):
         return -self if float(self) < 0 else self
@@ -241,7 +250,7 @@ class Measured(float):
     def __mul__(self, other):
         if isinstance(other, Measured) or not isinstance(other, (int, float)):
             return float(self) * other
-        return Measured(float(self) * other, parts=tuple((c * other, p, n) for c, p, n in self.parts))
+        return Measured(float(self) * other, parts=tuple((c * other, p, n, e) for c, p, n, e in self.parts))
 
     __rmul__ = __mul__
 
@@ -272,24 +281,31 @@ class Measured(float):
 
 
 def comparison_error(difference, margin) -> float | None:
-    """The binomial standard error of a compared difference, within its margin; None if a part is no accuracy.
+    """The standard error of a compared difference, within its margin; None if a part is no accuracy.
 
-    Each measured accuracy p of ``difference`` (a :class:`Measured`) counts
-    with the largest q(1 − q) for q within ``margin`` of p: the noise it would
-    have if it sat anywhere between its value and the threshold (so a score of
-    1.00 against 0.99 is weighed at 0.99, not at 1). The variances add.
+    Each measured accuracy p of ``difference`` (a :class:`Measured`) is weighed
+    where its noise would be largest anywhere between its value and the
+    threshold: at q, the point within ``margin`` of p nearest 1/2 (so a score
+    of 1.00 against 0.99 is weighed at 0.99, not at 1). An accuracy over
+    sequences counts with :func:`.stats.se_at` (its design effect carried to q;
+    whole sequences where every sequence scored the same); one counted over
+    answers with q(1 − q)/n. The variances add.
 
     >>> round(comparison_error(Measured(1.0, 1024), 0.01), 5), round(standard_error(0.99, 1024), 5)
     (0.00311, 0.00311)
+    >>> round(comparison_error(Measured(1.0, 256, se=0.0), 0.03), 4)   # 256 perfect sequences against 0.97
+    0.0107
     """
+    from . import stats
+
     parts = difference.parts if isinstance(difference, Measured) else ()
-    if not parts or any(n is None for _, _, n in parts):
+    if not parts or any(n is None for _, _, n, _ in parts):
         return None
     var = 0.0
-    for c, p, n in parts:
+    for c, p, n, se in parts:
         lo, hi = max(0.0, p - abs(margin)), min(1.0, p + abs(margin))
         q = min(max(0.5, lo), hi)  # the point of [lo, hi] nearest 1/2, where q(1 - q) is largest
-        var += c * c * q * (1 - q) / n
+        var += c * c * (q * (1 - q) / n if se is None else stats.se_at(q, p, se, n) ** 2)
     return float(np.sqrt(var))
 
 

@@ -178,12 +178,16 @@ def test_the_modules_that_decide_parameters_import_nothing_the_key_leaves_out():
 
 
 def test_a_helper_function_of_the_model_is_in_the_key(monkeypatch):
-    # the source of t5_bucket is hashed: a change to it is another key (the module relative.py is not hashed whole)
+    # the code of t5_bucket is hashed: a change to it is another key (the module relative.py is not hashed whole);
+    # a comment is not code, so adding one keeps the key
     import inspect
 
     real = inspect.getsource
     key = cache.code_version()
-    monkeypatch.setattr(inspect, "getsource", lambda f: real(f) + ("# changed" if f.__name__ == "t5_bucket" else ""))
+    monkeypatch.setattr(inspect, "getsource", lambda f: real(f) + ("# a comment\n" if f.__name__ == "t5_bucket" else ""))
+    cache.code_version.cache_clear()
+    assert cache.code_version() == key
+    monkeypatch.setattr(inspect, "getsource", lambda f: real(f) + ("x = 1\n" if f.__name__ == "t5_bucket" else ""))
     cache.code_version.cache_clear()
     try:
         assert cache.code_version() != key

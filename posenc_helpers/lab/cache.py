@@ -47,6 +47,7 @@ import numpy as np
 
 __all__ = [
     "ENV", "IN_KEY", "HELPERS_IN_KEY", "FUNCTIONS_IN_KEY", "cpu", "directory", "key_of", "code_files", "code_version",
+    "code_text",
     "environment", "load", "store", "clear", "flatten", "unflatten", "locked",
 ]
 
@@ -99,10 +100,34 @@ def code_files() -> list:
     return [_PACKAGE / "lab" / name for name in IN_KEY] + [_PACKAGE / name for name in HELPERS_IN_KEY]
 
 
+def code_text(source: str) -> str:
+    r"""The part of Python source that runs: its syntax tree without docstrings (comments are not in the tree).
+
+    Editing a docstring or a comment changes no parameter, so it keeps every cached model; any change to the code
+    itself is another text.
+
+    >>> code_text('def f(x):\n    "Doubles."\n    return 2 * x  # twice\n') == code_text("def f(x):\n    return 2 * x\n")
+    True
+    >>> code_text("def f(x):\n    return 2 * x\n") == code_text("def f(x):\n    return 3 * x\n")
+    False
+    """
+    import ast
+    import textwrap
+
+    tree = ast.parse(textwrap.dedent(source))
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False)
+
+
 @functools.lru_cache(maxsize=1)
 def code_version() -> str:
-    """SHA-256 of the code that decides a lab model's parameters: :func:`code_files` (names and bytes), then the
-    source of each function of :data:`FUNCTIONS_IN_KEY`."""
+    """SHA-256 of the code that decides a lab model's parameters: :func:`code_files` (names and code), then each
+    function of :data:`FUNCTIONS_IN_KEY`, all read as :func:`code_text` (docstrings and comments left out)."""
     import importlib
     import inspect
 
@@ -110,10 +135,10 @@ def code_version() -> str:
     for path in code_files():
         if path.is_file():
             digest.update(path.name.encode())
-            digest.update(path.read_bytes())
+            digest.update(code_text(path.read_text()).encode())
     for module, name in FUNCTIONS_IN_KEY:
         digest.update(f"{module}.{name}".encode())
-        digest.update(inspect.getsource(getattr(importlib.import_module(module), name)).encode())
+        digest.update(code_text(inspect.getsource(getattr(importlib.import_module(module), name))).encode())
     return digest.hexdigest()
 
 

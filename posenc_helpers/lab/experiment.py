@@ -9,28 +9,45 @@ the run will take on this machine, asks before a long one, and trains every
 where it holds a model). The :class:`Outcome` holds
 
 * a tidy :class:`Table`, one row per (scheme, seed, length): the accuracy on
-  the positions past L, the number n of answers it counts and its binomial
-  standard error √(q(1 − q)/n) (:func:`.claims.standard_error`); at L itself,
-  the accuracy over all positions (in distribution);
+  the positions past L, the number n of test sequences it is measured on
+  (:data:`.evaluate.EVAL_SEQUENCES`) and its standard error over them (the
+  sequence is the unit of noise: :mod:`.stats`); at L itself, the accuracy
+  over all positions (in distribution). On the passkey task a sequence scores
+  1 when its whole key is right (as :mod:`.length_claims` counts it), and past
+  L only haystacks whose needle lies more than L before the query count;
 * :meth:`Outcome.verdict`: every claim checked on the training seeds, then on
-  fresh seeds the harness drew itself (``secrets``, as docs/CLAIMS.md draws
-  held-out seeds) and trained with the others, and reveals only there.
+  fresh seeds the harness drew itself (``secrets``) after the claims were
+  fixed, trained with the others, and revealed only there; with what the
+  seeds prove (k of n seeds: the per-seed failure rate is below a
+  Clopper–Pearson bound).
+
+The claims are fixed before the run: :func:`question_hash` hashes them with
+the question, :func:`run` prints the hash and appends every run to a log
+beside the model cache (:data:`RUN_LOG`). Running the same question again
+adds fresh seeds to those of its earlier runs, and the verdict judges the
+claims on all of them, so a retry cannot wash out a failure; changing the
+claims after a run has shown fresh seeds makes a new question, whose verdict
+says that those seeds were seen and counts them as training seeds. The
+training seeds themselves are drawn from the experiment's own hash, never the
+stored sweeps' seeds, whose numbers the notebooks print.
 
 A claim is a :class:`.claims.Claim` (a per-seed check), a :class:`.claims.Spread`
 or :class:`.claims.Share` (a statement over the seeds), or a plain function of
 one seed's numbers returning a margin (holds when ≥ 0) or a bool. One seed's
 numbers ``v`` are ``v[scheme, T]``: accuracy past L at test length T, or over
 all positions at T = L; each is a :class:`.claims.Measured`, so a margin is
-weighed against its binomial standard error, and the course's rule applies: a
-claim stated on trained models clears its worst seed by at least
-:data:`MIN_RATIO` = 4 standard errors.
+weighed against its standard error over sequences, and the course's rule
+applies, on the fresh seeds too: a claim stated on trained models clears its
+worst seed by at least :data:`MIN_RATIO` = 4 standard errors. A claim whose
+threshold is at or below the task's chance level (a guess passes it) is
+refused before anything trains.
 
 Taught in the notebook "Your own experiment" (issue 30).
 
 >>> e = Experiment(["alibi", "rope"], "prev", lengths=[64, 128], seeds=3,
 ...                claims=[lambda v: v["alibi", 128] - v["rope", 128]])
->>> e.names, e.lengths, e.training_seeds
-(('alibi', 'rope'), (64, 128), (0, 1, 2))
+>>> e.names, e.lengths, len(e.training_seeds), set(e.training_seeds) & set(range(20))
+(('alibi', 'rope'), (64, 128), 3, set())
 >>> Experiment(["rope"], "prev", lengths=[32])
 Traceback (most recent call last):
 ...
@@ -40,7 +57,10 @@ ValueError: lengths must all exceed train_len = 32 (the harness measures past L;
 from __future__ import annotations
 
 import dataclasses
-import functools
+import datetime
+import hashlib
+import inspect
+import json
 import math
 import numbers
 import secrets
@@ -50,7 +70,8 @@ import numpy as np
 
 from .. import _validate as v
 from . import claims as C
-from .evaluate import SCALINGS
+from . import stats
+from .evaluate import EVAL_SEQUENCES, SCALINGS
 from .model import check_scheme
 from .tasks import check_task
 from .train import DEFAULTS, STEPS_PER_CALL
@@ -58,16 +79,21 @@ from .train import DEFAULTS, STEPS_PER_CALL
 __all__ = [
     "Variant", "Experiment", "Estimate", "Table", "Outcome", "Verdict", "NotRun", "run", "estimate", "time_steps",
     "TIMING_KEYS", "in_cache", "check_claims", "draw_fresh_seeds", "MIN_SEEDS", "MIN_RATIO", "FRESH_SEEDS", "COLUMNS",
+    "question_hash", "experiment_hash", "chance_of", "RUN_LOG", "run_log", "earlier_runs", "judge",
 ]
 
 #: Fewest training seeds: a median and a range need three.
 MIN_SEEDS = 3
 
-#: The course's rule (docs/CLAIMS.md): an accuracy claim clears its worst seed by this many binomial standard errors.
-MIN_RATIO = 4.0
+#: The course's rule (docs/CLAIMS.md, :data:`.stats.RULE`): an accuracy claim clears its worst seed, training or fresh,
+#: by this many standard errors over test sequences.
+MIN_RATIO = stats.RULE
 
-#: Fresh seeds drawn per run, as many as the lab's held-out seeds (results.HELD_OUT).
+#: Fresh seeds drawn per run. Each run of a question adds its fresh seeds to those of its earlier runs.
 FRESH_SEEDS = 2
+
+#: The file, in the model cache's folder, that every run of the harness is appended to (None with the cache off).
+RUN_LOG = "experiment-runs.jsonl"
 
 #: The columns of :class:`Table`, in order.
 COLUMNS = ("scheme", "seed", "length", "positions", "accuracy", "n", "se")
@@ -160,9 +186,10 @@ class Experiment:
 
     ``schemes``: names of :data:`.model.SCHEMES` or :class:`Variant`. ``task``:
     any name :func:`.tasks.check_task` accepts. ``lengths``: test lengths, each
-    above ``train_len``. The training seeds are 0 … seeds − 1 (the lab's sweep
-    seeds, so its cached models are reused); ``fresh`` more are drawn at run
-    time. ``claims``: see the module's docstring. ``steps`` and ``options``
+    above ``train_len``. The training seeds are ``seeds`` seeds drawn from the
+    experiment's own hash (:func:`experiment_hash`), none a seed of the stored
+    sweeps; ``fresh`` more are drawn at run time. ``claims``: see the module's
+    docstring. ``steps`` and ``options``
     (``lr``, ``batch``, ``d_model``, ``heads``, ``layers``, a Config field) go to
     :func:`.train.train`. ``max_minutes``: above this estimate, :func:`run`
     asks before training.
@@ -227,7 +254,11 @@ class Experiment:
 
     @property
     def training_seeds(self) -> tuple:
-        return tuple(range(self.seeds))
+        """``seeds`` seeds in 1,000 … 9,999 fixed by :func:`experiment_hash`, none a seed of the stored sweeps."""
+        from . import results
+
+        avoid = set(results.SEEDS) | set(results.EXTRA_SEEDS) | set(results.HELD_OUT)
+        return stats.held_out_seeds(experiment_hash(self), self.seeds, exclude=avoid)
 
     @property
     def bases(self) -> tuple:
@@ -238,6 +269,87 @@ class Experiment:
     def vocab(self) -> int:
         # train's rule: the options' vocabulary, else 32 tokens for recall and 16 for the other tasks
         return int(self.options.get("vocab") or (32 if self.task == "recall" else 16))
+
+
+# ---- what fixes a question: its hash, and the log of its runs ----------------------------------------
+
+
+def _source(fn) -> str:
+    # a function's source, or (where Python has none, e.g. a function built at run time) its code object's bytes
+    fn = getattr(fn, "fn", fn)  # a margin function wrapped by _Margin
+    try:
+        return inspect.getsource(fn)
+    except (OSError, TypeError):
+        code = getattr(fn, "__code__", None)
+        return repr(fn) if code is None else code.co_code.hex() + repr(code.co_consts) + repr(code.co_names)
+
+
+def _claim_print(claim) -> dict:
+    if isinstance(claim, C.Spread):
+        return {"kind": "spread", "text": claim.text, "source": _source(claim.number), "median": list(claim.median),
+                "wide": claim.wide}
+    if isinstance(claim, C.Share):
+        return {"kind": "share", "text": claim.text, "source": _source(claim.test), "at_least": claim.at_least}
+    return {"kind": "claim", "text": claim.text, "source": _source(claim.test)}
+
+
+def _digest(material) -> str:
+    return hashlib.sha256(json.dumps(material, sort_keys=True, default=repr).encode()).hexdigest()
+
+
+def experiment_hash(experiment) -> str:
+    """SHA-256 of what is trained and how: the schemes and their variants, the task, L, steps and options.
+
+    Its training seeds follow from it (:attr:`Experiment.training_seeds`).
+    """
+    return _digest({
+        "schemes": [dataclasses.asdict(x) for x in experiment.schemes], "task": experiment.task,
+        "train_len": experiment.train_len, "steps": experiment.steps, "options": dict(sorted(experiment.options.items())),
+    })
+
+
+def question_hash(experiment) -> str:
+    """SHA-256 of the question: :func:`experiment_hash`, the test lengths and every claim's text and source.
+
+    Fixed before the run (:func:`run` prints it): changing a claim, even its
+    threshold, is another question.
+
+    >>> a = Experiment(["rope"], "prev", lengths=[64], seeds=3, claims=[lambda v: v["rope", 64] - 0.5])
+    >>> b = Experiment(["rope"], "prev", lengths=[64], seeds=3, claims=[lambda v: v["rope", 64] - 0.4])
+    >>> question_hash(a) != question_hash(b), experiment_hash(a) == experiment_hash(b)
+    (True, True)
+    """
+    return _digest({"experiment": experiment_hash(experiment), "lengths": list(experiment.lengths),
+                    "claims": [_claim_print(c) for c in experiment.claims]})
+
+
+def run_log():
+    """The run log's path (:data:`RUN_LOG` in the model cache's folder), or None when the model cache is off."""
+    from .cache import directory
+
+    folder = directory()
+    return None if folder is None else folder / RUN_LOG
+
+
+def earlier_runs(experiment, path=None) -> list[dict]:
+    """The log's entries of earlier runs of ``experiment`` (any claims), oldest first."""
+    path = run_log() if path is None else path
+    if path is None or not path.is_file():
+        return []
+    key = experiment_hash(experiment)
+    entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [e for e in entries if e.get("experiment") == key]
+
+
+def _append_run(path, entry) -> None:
+    if path is None:
+        return
+    from pathlib import Path
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        f.write(json.dumps(entry, sort_keys=True) + "\n")
 
 
 # ---- claims ----------------------------------------------------------------------------------------
@@ -282,31 +394,112 @@ def _call(claim, what, fn):
         raise ValueError(f"claim {_text(claim)!r} raised {type(error).__name__}: {error} (checked on {what})") from error
 
 
+def chance_of(experiment) -> float:
+    """The accuracy a guess with no position information gets on the experiment's task, as the harness scores it.
+
+    Per answer, :func:`.tasks.chance` (1/V on the k-back tasks, "first" and
+    "half"; a value in context on recall); on the passkey, whose sequences the
+    harness scores by the whole key, 1/K! (:func:`.passkey.chance_key`).
+
+    >>> chance_of(Experiment(["rope"], "prev", seeds=3)), chance_of(Experiment(["rope"], "passkey", seeds=3))
+    (0.0625, 0.16666666666666666)
+    """
+    from .passkey import chance_key
+    from .tasks import chance
+
+    if experiment.task == "passkey":
+        return chance_key()
+    return chance(experiment.task, experiment.vocab, length=experiment.train_len)
+
+
+class _Probe(C.Measured):
+    """A made-up accuracy that notes every lower bound a claim puts on it (``≥ x`` or ``> x`` with x a number)."""
+
+    seen: list = []
+
+    def __ge__(self, other):
+        self._note(other)
+        return super().__ge__(other)
+
+    def __gt__(self, other):
+        self._note(other)
+        return super().__gt__(other)
+
+    def _note(self, other):
+        if not isinstance(other, C.Measured) and isinstance(other, (int, float)) and len(self.parts) == 1:
+            _Probe.seen.append(float(other))
+
+
+def _probe(q, n=EVAL_SEQUENCES):
+    return _Probe(q, n, se=float(np.sqrt(q * (1 - q) / n)))
+
+
 def check_claims(experiment) -> None:
-    """Run every claim on made-up numbers with the experiment's keys, before any training: a claim that raises
-    (a misspelt scheme, a length not tested) is named now, not after the run.
+    """Before any training: run every claim on made-up numbers with the experiment's keys, so that a claim that
+    raises (a misspelt scheme, a length not tested) is named now, not after the run; and refuse a claim that puts a
+    lower bound at or below the task's chance level (:func:`chance_of`), which a model that guesses passes.
+
+    A claim written as a margin function returns ``v[...] - x``: its bound x is
+    seen as the margin it returns when the accuracy is x.
 
     >>> e = Experiment(["rope"], "prev", lengths=[64], seeds=3, claims=[lambda v: v["alibi", 64] >= 0.9])
     >>> check_claims(e)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     ValueError: claim 'claim 1 (a lambda)' raised KeyError: ('alibi', 64) (checked on made-up numbers; keys: ... in [32, 64])
+    >>> check_claims(Experiment(["rope"], "prev", lengths=[64], seeds=3, claims=[lambda v: v["rope", 64] >= 0.05]))
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: claim 'claim 1 (a lambda)' bounds an accuracy from below by 0.05, at or below the task's chance level 0.0625 ...
     """
     views = [_made_up_view(experiment, q) for q in (0.25, 0.5, 0.75)]
     keys = f"keys: (scheme, T), scheme in {list(experiment.names)}, T in {[experiment.train_len, *experiment.lengths]}"
+    chance = chance_of(experiment)
     for claim in experiment.claims:
+        _Probe.seen = []
         if isinstance(claim, C.Claim):
             for view in views:
                 _call(claim, f"made-up numbers; {keys}", lambda claim=claim, view=view: claim.holds(view))
+                if isinstance(claim.test, _Margin):
+                    _bound_of_margin(claim, view)
         else:
             _call(claim, f"made-up numbers; {keys}", lambda claim=claim: claim.margin(views))
+        low = [x for x in _Probe.seen if x <= chance + 1e-12]
+        if low:
+            raise ValueError(
+                f"claim {claim.text!r} bounds an accuracy from below by {min(low):g}, at or below the task's chance "
+                f"level {chance:g} (a model that guesses passes it): raise the bound above chance"
+            )
+
+
+def _bound_of_margin(claim, view):
+    # a margin function v[...] - x holds from the accuracy x on: find x by reading the margin at two made-up values
+    # of every number it could read (it is linear in them where it is a difference with a constant)
+    fn = claim.test.fn
+    keys = list(view)
+    for key in keys:
+        low = {**view, key: _probe(0.25)}
+        high = {**view, key: _probe(0.75)}
+        try:
+            a, b = fn(low), fn(high)
+        except Exception:  # noqa: BLE001 - the claim's own check already ran on these keys
+            continue
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (numbers.Real, np.floating)):
+            return  # a function returning a bool: its comparisons were noted by the probes
+        a, b = float(a), float(b)
+        slope = (b - a) / 0.5
+        if abs(slope - 1.0) < 1e-9:  # margin = accuracy − x: a lower bound x on that accuracy
+            others = [k for k in keys if k != key]
+            if all(abs(float(fn({**low, k: _probe(0.5)})) - a) < 1e-9 for k in others):  # reads only this number
+                _Probe.seen.append(0.25 - a)
 
 
 def _made_up_view(experiment, q):
     view = {}
     for name in experiment.names:
         for T in (experiment.train_len, *experiment.lengths):
-            view[name, T] = C.Measured(q, 1024)
+            view[name, T] = _probe(q)
     return view
 
 
@@ -498,13 +691,40 @@ def _spec(experiment) -> tuple:
     return experiment.task, experiment.train_len, experiment.lengths, experiment.steps, dict(experiment.options)
 
 
+def _scores(model, T, *, seed, logn, how, past_only):
+    # (accuracy, its SE over sequences, sequences) at length T: every scored answer (past_only False) or those past
+    # L; on the passkey a sequence scores 1 when its whole key is right, and past L only haystacks whose needle lies
+    # more than L before the query count
+    from .evaluate import sequence_scores, test_batch
+    from .stats import summarize
+
+    cell = sequence_scores(model, T, seed=seed, logn=logn, **how)
+    part = cell["beyond"] if past_only else cell["all"]
+    if model.task == "passkey":
+        whole = (part >= 1.0 - 1e-9).astype(float)
+        if past_only:
+            tokens, _, _ = test_batch("passkey", T, seed=seed, batch=whole.size, vocab=model.config.vocab)
+            marker = np.argmax(np.asarray(tokens) == model.config.vocab - 1, axis=1)  # the needle's marker, first
+            # the query's marker sits at T − K; the key's first token at marker + 1
+            from .tasks import PASSKEY_LEN
+
+            far = (T - PASSKEY_LEN) - (marker + 1) > model.train_len
+            whole = whole[far]
+        part = whole
+    if part.size < 2:
+        return float("nan"), float("nan"), int(part.size)
+    score = summarize(part)
+    return score.value, score.se, score.n
+
+
 def measure_scheme(spec, scheme, seed, variants) -> dict:
     """Train ``scheme`` on ``seed`` (or read it from the model cache) and score each variant of it.
 
-    ``{variant name: {"at_L": accuracy over all positions at L, "beyond": [accuracy past L at each length]}}``.
-    Runs in a worker of the lab's pool; returns numbers only.
+    ``{variant name: {"at_L": (accuracy, se, n), "beyond": [(accuracy, se, n) past L at each length]}}``: accuracy
+    over :data:`.evaluate.EVAL_SEQUENCES` test sequences, its standard error over them, and their number (on the
+    passkey past L, the haystacks whose needle lies more than L before the query). Runs in a worker of the lab's
+    pool; returns numbers only.
     """
-    from .evaluate import accuracy
     from .train import finetune, train
 
     task, L, lengths, steps, options = spec
@@ -516,20 +736,13 @@ def measure_scheme(spec, scheme, seed, variants) -> dict:
             model = finetune(base, length=x.finetune, method=x.method, factor=x.factor, steps=x.finetune_steps,
                              seed=seed, progress=False)
             how = {}  # a fine-tuned run is evaluated with its own rescaling
-        at_L = accuracy(model, [L], seed=seed, logn=x.logn, **how)
-        beyond = accuracy(model, list(lengths), seed=seed, positions="beyond", logn=x.logn, **how)
-        out[x.name] = {"at_L": float(at_L[0]), "beyond": [float(a) for a in beyond]}
+        at_L = _scores(model, L, seed=seed, logn=x.logn, how=how, past_only=False)
+        if scheme == "learned":  # the table has L rows: it cannot run past L
+            beyond = [(float("nan"), float("nan"), 0) for _ in lengths]
+        else:
+            beyond = [_scores(model, T, seed=seed, logn=x.logn, how=how, past_only=True) for T in lengths]
+        out[x.name] = {"at_L": at_L, "beyond": beyond}
     return out
-
-
-@functools.lru_cache(maxsize=None)
-def _answers(task, length, seed, vocab, train_len, positions) -> int:
-    # the n of an accuracy: the scored answers of the evaluation's test batch (evaluate.test_batch, EVAL_BATCH rows)
-    from .evaluate import test_batch
-
-    _, _, mask = test_batch(task, length, seed=seed, vocab=vocab)
-    mask = np.asarray(mask)
-    return int(mask[:, train_len:].sum() if positions == "beyond" else mask.sum())
 
 
 def _rows(experiment, seed, numbers) -> list[dict]:
@@ -540,11 +753,9 @@ def _rows(experiment, seed, numbers) -> list[dict]:
         if len(beyond) != len(experiment.lengths):
             raise ValueError(f"{name!r} on seed {seed}: {len(beyond)} accuracies past L for {len(experiment.lengths)} lengths")
         cells = [(L, "all", got["at_L"])] + [(T, "beyond", a) for T, a in zip(experiment.lengths, beyond, strict=True)]
-        for T, positions, acc in cells:
-            n = _answers(experiment.task, T, seed, experiment.vocab, L, positions)
-            acc = float(acc)
-            se = float("nan") if np.isnan(acc) else C.standard_error(acc, n)
-            rows.append({"scheme": name, "seed": seed, "length": T, "positions": positions, "accuracy": acc, "n": n, "se": se})
+        for T, positions, (acc, se, n) in cells:
+            rows.append({"scheme": name, "seed": seed, "length": T, "positions": positions, "accuracy": float(acc),
+                         "n": int(n), "se": float(se)})
     return rows
 
 
@@ -573,14 +784,15 @@ class Table:
     """The tidy table: one row per (scheme, seed, length), a dict with the keys :data:`COLUMNS`.
 
     ``positions`` is ``"beyond"`` (the positions past L) at every test length,
-    ``"all"`` at L; ``n`` the answers the accuracy counts (the lab's test batch,
-    :data:`.evaluate.EVAL_BATCH` sequences), ``se`` its binomial standard error
-    (NaN where the scheme cannot run: the learned table past L).
+    ``"all"`` at L; ``n`` the test sequences the accuracy is the mean of
+    (:data:`.evaluate.EVAL_SEQUENCES`; on the passkey past L, the haystacks
+    whose needle lies more than L before the query), ``se`` its standard
+    error over them (NaN where the scheme cannot run: the learned table past L).
 
-    >>> t = Table([{"scheme": "rope", "seed": 0, "length": 64, "positions": "beyond", "accuracy": 0.5, "n": 1024,
-    ...             "se": 0.015625}])
+    >>> t = Table([{"scheme": "rope", "seed": 1234, "length": 64, "positions": "beyond", "accuracy": 0.5, "n": 256,
+    ...             "se": 0.02}])
     >>> len(t), t.column("se")
-    (1, array([0.015625]))
+    (1, array([0.02]))
     """
 
     columns = COLUMNS
@@ -640,22 +852,31 @@ class Table:
 
 
 def _views(experiment, table) -> dict:
-    # {seed: {(scheme, T): Measured(accuracy, n)}}, the numbers a claim reads
+    # {seed: {(scheme, T): Measured(accuracy, n, se=...)}}, the numbers a claim reads, with their SE over sequences
     out: dict = {}
     for r in table:
-        out.setdefault(r["seed"], {})[r["scheme"], r["length"]] = C.Measured(r["accuracy"], r["n"])
+        ok = r["n"] >= 2 and not np.isnan(r["se"])
+        value = C.Measured(r["accuracy"], r["n"], se=r["se"]) if ok else C.Measured(r["accuracy"])
+        out.setdefault(r["seed"], {})[r["scheme"], r["length"]] = value
     return out
 
 
 class Outcome:
     """What :func:`run` returns: ``experiment``, ``table`` (training seeds), ``estimate``, :meth:`verdict`, :meth:`figure`.
 
-    The fresh seeds' rows are kept apart and shown by :meth:`verdict` only.
+    The fresh seeds' rows are kept apart and shown by :meth:`verdict` only;
+    ``history`` holds the question's hash (``"question"``), this run's number
+    among the runs of that question (``"run"``), the fresh rows of its earlier
+    runs (``"earlier"``, judged with this run's), and the seeds that earlier
+    runs of the same experiment with other claims showed (``"seen"``, judged
+    as training seeds). :meth:`more_fresh` trains more fresh seeds.
     """
 
-    def __init__(self, experiment, table, fresh_table, fresh_seeds, estimate=None):
+    def __init__(self, experiment, table, fresh_table, fresh_seeds, estimate=None, history=None):
         self.experiment, self.table, self.estimate = experiment, table, estimate
         self._fresh_table, self._fresh_seeds = fresh_table, tuple(fresh_seeds)
+        self.history = history or {"question": question_hash(experiment), "run": 1, "earlier": [], "seen": [],
+                                   "log": None}
         self._verdict = None
 
     @property
@@ -668,18 +889,45 @@ class Outcome:
         """The fresh seeds' rows, once :meth:`verdict` has checked the claims on them; None before."""
         return None if self._verdict is None else self._fresh_table
 
+    def _header(self) -> str:
+        h = self.history
+        out = f"question {h['question'][:12]}: run {h['run']} of it"
+        if h["earlier"]:
+            seeds = sorted({r["seed"] for r in h["earlier"]})
+            out += f"; the fresh seeds of its earlier runs ({', '.join(map(str, seeds))}) are judged too"
+        if h["seen"]:
+            out += (f"; claims changed after earlier runs of this experiment showed seeds {', '.join(map(str, h['seen']))}"
+                    ": they are no longer fresh, and count as training seeds")
+        if h.get("log") is None:
+            out += "; runs are not logged (the model cache is off), so retries cannot be counted"
+        return out
+
     def verdict(self) -> Verdict:
-        """Every claim on the training seeds, then on the fresh seeds (:class:`Verdict`); computed once."""
+        """Every claim on the training seeds, then on the fresh seeds of this and earlier runs (:class:`Verdict`)."""
         if self._verdict is None:
-            self._verdict = judge(
-                self.experiment, _views(self.experiment, self.table), _views(self.experiment, self._fresh_table)
-            )
+            e = self.experiment
+            train = _views(e, self.table)
+            fresh = _views(e, list(self.history["earlier"]) + list(self._fresh_table))
+            self._verdict = judge(e, train, fresh, header=self._header())
         return self._verdict
+
+    def more_fresh(self, k, *, workers=2, progress=True, measure=None) -> Verdict:
+        """Train ``k`` more fresh seeds of this question, log them, and return the verdict on every fresh seed."""
+        k = v.positive_int("k", k)
+        taken = set(self.experiment.training_seeds) | set(self.history["seen"]) | set(self._fresh_seeds)
+        taken |= {r["seed"] for r in self.history["earlier"]}
+        new = draw_fresh_seeds(k, avoid=taken)
+        rows = _train_and_score(self.experiment, new, workers=workers, progress=progress, measure=measure)
+        self._fresh_table = Table(list(self._fresh_table) + rows)
+        self._fresh_seeds = self._fresh_seeds + new
+        _append_run(self.history.get("log"), _log_entry(self.experiment, new, rows, more=True))
+        self._verdict = None
+        return self.verdict()
 
     def figure(self, *, chance=None):
         """The standard figure of the training seeds: median and range over seeds per scheme, past L shaded.
 
-        ``chance``: the task's chance level, drawn as a dotted line (e.g. ``lab.chance(task, 16)``); None draws none.
+        ``chance``: the task's chance level, drawn as a dotted line (e.g. :func:`chance_of`); None draws none.
         Returns ``(fig, {scheme: median line})``.
         """
         from ..viz.experiment import make_experiment_figure
@@ -703,25 +951,31 @@ class Verdict:
     """Each claim on the training seeds and on the fresh ones: ``lines`` (one dict per claim) and ``fresh_seeds``.
 
     Each line has ``text``, ``kind`` (``"claim"``, ``"spread"``, ``"share"``),
-    ``training`` and ``fresh`` (True: holds), ``noise`` (holds, but its worst
-    seed is within :data:`MIN_RATIO` standard errors), ``report`` (the
-    sentence). ``holds``: every claim holds on both, outside the noise. Printed,
-    each claim is marked ✓ (holds), ≈ (holds, within the noise) or ✗ (fails).
+    ``training`` and ``fresh`` (True: holds), ``noise`` (holds, but a seed,
+    training or fresh, is within :data:`MIN_RATIO` standard errors),
+    ``vacuous`` (a spread's or share's fresh-seed check that could not have
+    failed), ``bound`` (for a claim: k of n seeds and the Clopper–Pearson
+    upper limit on its per-seed failure rate), ``report`` (the sentences).
+    ``holds``: every claim holds on both, outside the noise. ``header`` names
+    the question's hash and its earlier runs. Printed, each claim is marked ✓
+    (holds), ≈ (holds, within the noise) or ✗ (fails).
     """
 
     lines: tuple
     fresh_seeds: tuple
+    header: str = ""
 
     @property
     def holds(self) -> bool:
         return all(x["training"] and x["fresh"] and not x["noise"] for x in self.lines)
 
     def __str__(self):
-        # ✓ holds, ≈ holds but within MIN_RATIO standard errors on a training seed, ✗ fails somewhere
+        # ✓ holds, ≈ holds but within MIN_RATIO standard errors on a seed, ✗ fails somewhere
         def mark(x):
             return "✗" if not (x["training"] and x["fresh"]) else "≈" if x["noise"] else "✓"
 
-        return "\n".join(f"{mark(x)} {x['text']}\n    {x['report']}" for x in self.lines)
+        body = "\n".join(f"{mark(x)} {x['text']}\n    " + "\n    ".join(x["report"]) for x in self.lines)
+        return f"{self.header}\n{body}" if self.header else body
 
 
 def _seed_margin(claim, seed, view) -> dict:
@@ -742,31 +996,40 @@ def _fresh(k) -> str:
     return "the fresh seed" if k == 1 else f"the {k} fresh seeds"
 
 
+def _bound(k, n) -> str:
+    return (f"{k} of {n} seeds: the per-seed failure rate is below {stats.failure_bound(k, n):.0%} "
+            f"(95 %, Clopper–Pearson)")
+
+
 def _judge_claim(claim, train_views, fresh_views) -> dict:
     train = [_seed_margin(claim, s, vw) for s, vw in train_views.items()]
     fresh = [_seed_margin(claim, s, vw) for s, vw in fresh_views.items()]
-    held = [m for m in train if m["holds"]]
     failed = [m for m in train if not m["holds"]]
-    ratios = [m for m in held if m["ratio"] is not None]
-    worst = min(ratios, key=lambda m: m["ratio"]) if ratios else None
-    noise = not failed and worst is not None and worst["ratio"] < MIN_RATIO
-    report = f"holds on {len(held)}/{len(train)}"
-    if failed:
-        report += "; fails on " + "; ".join(_where(m) for m in failed)
-    elif worst is not None:
-        report += f" (closest: {_where(worst)})"
-    if noise:
-        report += f": within {MIN_RATIO:g} SE of failing, too close for the course to state it"
     bad = [m for m in fresh if not m["holds"]]
+    close = [m for m in train + fresh if m["holds"] and m["ratio"] is not None and m["ratio"] < MIN_RATIO]
+    rated = [m for m in train if m["holds"] and m["ratio"] is not None]
+    worst = min(rated, key=lambda m: m["ratio"]) if rated else None
+    line = f"holds on {len(train) - len(failed)}/{len(train)} training seeds"
+    if failed:
+        line += "; fails on " + "; ".join(_where(m) for m in failed)
+    elif worst is not None:
+        line += f" (closest: {_where(worst)})"
+    report = [line]
     if not fresh:
-        report += "; no fresh seeds drawn"
+        report.append("no fresh seeds drawn")
     elif not bad:
-        report += f", and on {_fresh(len(fresh))} (" + "; ".join(_where(m) for m in fresh) + ")"
+        report.append(f"and on {_fresh(len(fresh))} (" + "; ".join(_where(m) for m in fresh) + ")")
     else:
-        fails = "; ".join(_where(m) for m in bad)
         which = _fresh(1) if len(fresh) == 1 else f"{len(bad)} of {_fresh(len(fresh))}"
-        report += f", but fails on {which}: {fails}"
-    return {"text": claim.text, "kind": "claim", "training": not failed, "fresh": not bad, "noise": noise, "report": report}
+        report.append(f"fails on {which}: " + "; ".join(_where(m) for m in bad))
+    if close and not failed and not bad:
+        report.append(f"within {MIN_RATIO:g} SE of failing on " + "; ".join(_where(m) for m in close)
+                      + ": too close for the course to state it")
+    k = len(train) + len(fresh) - len(failed) - len(bad)
+    n = len(train) + len(fresh)
+    report.append(_bound(k, n))
+    return {"text": claim.text, "kind": "claim", "training": not failed, "fresh": not bad, "noise": bool(close),
+            "vacuous": False, "bound": {"k": k, "n": n, "rate": stats.failure_bound(k, n)}, "report": report}
 
 
 def _over(claim, views) -> tuple[bool, str]:
@@ -779,35 +1042,67 @@ def _over(claim, views) -> tuple[bool, str]:
     return margin >= 0, f"{what} (margin {margin:+.3f})"
 
 
+def _cannot_fail(claim, views, extra) -> bool:
+    """Could ``extra`` more seeds, whatever their numbers, make a statement that holds over ``views`` fail?"""
+    if extra == 0:
+        return True
+    if isinstance(claim, C.Share):
+        k, n = claim.count(views)
+        return k / (n + extra) >= claim.at_least  # every new seed failing still leaves the share
+    a = claim.values(views)
+    low, high = claim.median
+    for fill in (-1e9, 1e9):  # every new seed at one extreme: how far the median can move
+        med = float(np.median(np.concatenate([a, np.full(extra, fill)])))
+        if (low is not None and med < low) or (high is not None and med > high):
+            return False
+    return True  # the median stays in its band, and a range only widens as seeds are added
+
+
 def _judge_over(claim, train_views, fresh_views) -> dict:
     ok, report = _over(claim, train_views)
-    out = {"text": claim.text, "kind": "spread" if isinstance(claim, C.Spread) else "share", "training": ok, "noise": False}
+    kind = "spread" if isinstance(claim, C.Spread) else "share"
+    lines = [("holds" if ok else "fails") + f" on the training seeds: {report}"]
+    vacuous = False
     if fresh_views:
         both = {**train_views, **fresh_views}
         ok_both, with_fresh = _over(claim, both)
-        report += f"; with {_fresh(len(fresh_views))} ({', '.join(map(str, fresh_views))}) added: {with_fresh}"
+        lines.append(f"with {_fresh(len(fresh_views))} ({', '.join(map(str, fresh_views))}) added: {with_fresh}")
+        vacuous = ok and _cannot_fail(claim, train_views, len(fresh_views))
+        if vacuous:
+            lines.append(f"this check could not fail: no {len(fresh_views)} more seeds, whatever their numbers, can move "
+                         f"{'the share below its bound' if kind == 'share' else 'the median out of its band'} "
+                         f"(and a range only widens as seeds are added); it tests nothing")
     else:
         ok_both = True
-        report += "; no fresh seeds drawn"
-    return {**out, "fresh": ok_both, "report": ("holds: " if ok and ok_both else "fails: ") + report}
+        lines.append("no fresh seeds drawn")
+    if kind == "share":
+        need = stats.seeds_needed(1 - claim.at_least) if claim.at_least < 1 else None
+        if need is not None:
+            lines.append(f"to bound the per-seed failure rate below {1 - claim.at_least:.0%} at 95 %, {need} seeds "
+                         f"in all must pass: outcome.more_fresh(k) trains k more")
+    return {"text": claim.text, "kind": kind, "training": ok, "fresh": ok_both, "noise": False, "vacuous": vacuous,
+            "bound": None, "report": lines}
 
 
-def judge(experiment, train_views, fresh_views) -> Verdict:
+def judge(experiment, train_views, fresh_views, *, header="") -> Verdict:
     """The :class:`Verdict` of the experiment's claims on ``{seed: view}`` of the training and of the fresh seeds.
 
     A :class:`.claims.Claim` (or a margin function) must hold on every seed,
-    training and fresh, and clear its worst training seed by
-    :data:`MIN_RATIO` binomial standard errors; a Spread or Share must hold
-    over the training seeds, and over them with the fresh seeds added (as
-    :func:`.claims.check_seeds` does).
+    training and fresh, and clear each by :data:`MIN_RATIO` standard errors;
+    its line says what the seeds prove: k of n seeds and the Clopper–Pearson
+    upper limit on the per-seed failure rate. A Spread or Share must hold over
+    the training seeds, and over them with the fresh seeds added (as
+    :func:`.claims.check_seeds` does); the line says when that second check
+    could not have failed.
 
     >>> e = Experiment(["rope"], "prev", lengths=[64], seeds=3, claims=[lambda v: v["rope", 64] - 0.5])
-    >>> seen = {s: {("rope", 32): C.Measured(1.0, 992), ("rope", 64): C.Measured(q, 1024)}
-    ...         for s, q in [(0, 0.9), (1, 0.8), (2, 0.7)]}
-    >>> print(judge(e, seen, {4321: {("rope", 32): C.Measured(1.0, 992), ("rope", 64): C.Measured(0.4, 1024)}}))
+    >>> seen = {s: {("rope", 32): C.Measured(1.0, 256, se=0.0), ("rope", 64): C.Measured(q, 256, se=0.02)}
+    ...         for s, q in [(11, 0.9), (12, 0.8), (13, 0.7)]}
+    >>> print(judge(e, seen, {4321: {("rope", 32): C.Measured(1.0, 256, se=0.0), ("rope", 64): C.Measured(0.4, 256, se=0.02)}}))
     ✗ claim 1 (a lambda)
-        holds on 3/3 (closest: seed 2: margin +0.200, SE 0.016, 12.8 SE), but fails on the fresh seed:
-        seed 4321: margin -0.100, SE 0.016, -6.4 SE
+        holds on 3/3 training seeds (closest: seed 13: margin +0.200, SE 0.022, 9.2 SE)
+        fails on the fresh seed: seed 4321: margin -0.100, SE 0.020, -4.9 SE
+        3 of 4 seeds: the per-seed failure rate is below 75% (95 %, Clopper–Pearson)
     """
     lines = []
     for claim in experiment.claims:
@@ -815,44 +1110,16 @@ def judge(experiment, train_views, fresh_views) -> Verdict:
             lines.append(_judge_claim(claim, train_views, fresh_views))
         else:
             lines.append(_judge_over(claim, train_views, fresh_views))
-    return Verdict(tuple(lines), tuple(fresh_views))
+    return Verdict(tuple(lines), tuple(fresh_views), header)
 
 
 # ---- the run ---------------------------------------------------------------------------------------
 
 
-def run(experiment, *, workers=2, progress=True, confirm=None, measure=None, timing=None) -> Outcome:
-    """Check the claims' keys, estimate, ask if above ``max_minutes``, then train and score every (scheme, seed).
-
-    Prints the :class:`Estimate` first. Above ``experiment.max_minutes`` it
-    asks (``input``) unless ``confirm`` is given: ``True`` trains, ``False``
-    raises :class:`NotRun` (as does any answer but "y"). Every scheme is
-    trained on the training seeds and on :data:`FRESH_SEEDS` fresh ones (drawn
-    now, shown only by :meth:`Outcome.verdict`), in the lab's pool of
-    ``workers`` processes (:func:`.results.pool_map`), with one progress bar.
-    ``measure`` stands in for :func:`measure_scheme` (tests; it runs in this
-    process), ``timing`` for :func:`time_steps` (a dict with the keys
-    :data:`TIMING_KEYS`).
-    """
-    if not isinstance(experiment, Experiment):
-        raise TypeError(f"experiment must be a lab.experiment.Experiment, got {type(experiment).__name__}")
-    if confirm is not None and not isinstance(confirm, (bool, np.bool_)):
-        raise TypeError(f"confirm must be None (ask), True or False, got {confirm!r}")
-    check_claims(experiment)
-    est = estimate(experiment, workers=workers, timing=timing)
-    fresh_count = f"{experiment.fresh} fresh seed{'s' if experiment.fresh != 1 else ''}"
-    print(f"{_title(experiment)} + {fresh_count}, {len(experiment.names)} lines: {est}")
-    if est.minutes > experiment.max_minutes:
-        ask = f"That is above max_minutes = {experiment.max_minutes:g}. Train? [y/N] "
-        go = input(ask).strip().lower() in ("y", "yes") if confirm is None else bool(confirm)
-        if not go:
-            raise NotRun(
-                f"not run: the estimate ({est.minutes:.1f} min) is above max_minutes = {experiment.max_minutes:g}; "
-                "answer y, pass confirm=True, or raise max_minutes"
-            )
-    fresh = draw_fresh_seeds(experiment.fresh, avoid=experiment.training_seeds)
+def _train_and_score(experiment, seeds, *, workers, progress, measure) -> list[dict]:
+    # train every scheme of the experiment on `seeds` in the lab's pool and return the table's rows
     by_scheme = {b: tuple(x for x in experiment.schemes if x.scheme == b) for b in experiment.bases}
-    jobs = [(_spec(experiment), b, seed, by_scheme[b]) for seed in (*experiment.training_seeds, *fresh) for b in by_scheme]
+    jobs = [(_spec(experiment), b, seed, by_scheme[b]) for seed in seeds for b in by_scheme]
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -874,6 +1141,67 @@ def run(experiment, *, workers=2, progress=True, confirm=None, measure=None, tim
     numbers: dict = {}
     for (_, _, seed, _), got in zip(jobs, found, strict=True):
         numbers.setdefault(seed, {}).update(got)
-    train_rows = [r for s in experiment.training_seeds for r in _rows(experiment, s, numbers[s])]
-    fresh_rows = [r for s in fresh for r in _rows(experiment, s, numbers[s])]
-    return Outcome(experiment, Table(train_rows), Table(fresh_rows), fresh, est)
+    return [r for s in seeds for r in _rows(experiment, s, numbers[s])]
+
+
+def _log_entry(experiment, fresh, rows, *, more=False) -> dict:
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "experiment": experiment_hash(experiment), "question": question_hash(experiment),
+        "claims": [c.text for c in experiment.claims], "fresh": list(fresh), "fresh_rows": rows, "more": more,
+    }
+
+
+def run(experiment, *, workers=2, progress=True, confirm=None, measure=None, timing=None, log=None) -> Outcome:
+    """Check the claims, print the question's hash and the estimate, ask if above ``max_minutes``, then train and score
+    every (scheme, seed): the training seeds, and :data:`FRESH_SEEDS` fresh ones drawn now.
+
+    The claims are fixed by then: :func:`question_hash` is printed and, with
+    the fresh seeds and their rows, appended to the run log (``log``: a path;
+    default :func:`run_log`, beside the model cache; nothing is logged with
+    the cache off). An earlier run of the same question adds its fresh seeds'
+    rows to this verdict (a retry cannot wash out a failure). Earlier runs of
+    the same experiment with other claims have shown their fresh seeds: those
+    seeds join the training seeds, and the verdict says so. Above
+    ``experiment.max_minutes`` it asks (``input``) unless ``confirm`` is given:
+    ``True`` trains, ``False`` raises :class:`NotRun` (as does any answer but
+    "y"). Training runs in the lab's pool of ``workers`` processes
+    (:func:`.pool.pool_map`), with one progress bar. ``measure`` stands in for
+    :func:`measure_scheme` (tests; it runs in this process), ``timing`` for
+    :func:`time_steps` (a dict with the keys :data:`TIMING_KEYS`).
+    """
+    from pathlib import Path
+
+    if not isinstance(experiment, Experiment):
+        raise TypeError(f"experiment must be a lab.experiment.Experiment, got {type(experiment).__name__}")
+    if confirm is not None and not isinstance(confirm, (bool, np.bool_)):
+        raise TypeError(f"confirm must be None (ask), True or False, got {confirm!r}")
+    check_claims(experiment)
+    path = run_log() if log is None else Path(log)
+    question = question_hash(experiment)
+    before = earlier_runs(experiment, path)
+    same = [e for e in before if e["question"] == question]
+    seen = sorted({s for e in before if e["question"] != question for s in e["fresh"]})
+    est = estimate(experiment, workers=workers, timing=timing)
+    fresh_count = f"{experiment.fresh} fresh seed{'s' if experiment.fresh != 1 else ''}"
+    print(f"question {question[:12]} (claims fixed), run {len(same) + 1} of it")
+    print(f"{_title(experiment)} + {fresh_count}, {len(experiment.names)} lines: {est}")
+    if est.minutes > experiment.max_minutes:
+        ask = f"That is above max_minutes = {experiment.max_minutes:g}. Train? [y/N] "
+        go = input(ask).strip().lower() in ("y", "yes") if confirm is None else bool(confirm)
+        if not go:
+            raise NotRun(
+                f"not run: the estimate ({est.minutes:.1f} min) is above max_minutes = {experiment.max_minutes:g}; "
+                "answer y, pass confirm=True, or raise max_minutes"
+            )
+    earlier_rows = [r for e in same for r in e.get("fresh_rows", [])]
+    avoid = set(experiment.training_seeds) | set(seen) | {r["seed"] for r in earlier_rows}
+    fresh = draw_fresh_seeds(experiment.fresh, avoid=avoid)
+    train_seeds = tuple(experiment.training_seeds) + tuple(s for s in seen if s not in experiment.training_seeds)
+    rows = _train_and_score(experiment, train_seeds + fresh, workers=workers, progress=progress, measure=measure)
+    train_rows = [r for r in rows if r["seed"] in train_seeds]
+    fresh_rows = [r for r in rows if r["seed"] in fresh]
+    _append_run(path, _log_entry(experiment, fresh, fresh_rows))
+    history = {"question": question, "run": len(same) + 1, "earlier": earlier_rows, "seen": seen,
+               "log": None if path is None else str(path)}
+    return Outcome(experiment, Table(train_rows), Table(fresh_rows), fresh, est, history)

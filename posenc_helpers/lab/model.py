@@ -48,8 +48,9 @@ scheme                    where it enters                                 the co
 ========================  ==============================================  ===========================
 
 The four ``rand_`` schemes are Ruoss et al. (2023)'s randomized positions
-(:func:`draw_positions`): the positions are drawn again for every batch, in
-training and at test, as the authors' code does. ``"fire"`` is Li et al.
+(:func:`draw_positions`): the positions are drawn again in training and at
+test, one set per sequence (the authors' code draws one set per forward
+call, shared by the batch; see :class:`Config`). ``"fire"`` is Li et al.
 (2023)'s FIRE (:func:`fire_bias`).
 
 Taught in notebooks/12-extrapolation-lab.ipynb and 13-trained-heads.ipynb.

@@ -76,9 +76,12 @@ from traitlets import validate
 
 from .style import style
 
-#: Layout shared by every control: a label wide enough for "shift (added to m and n)".
+#: Layout shared by every control: a label wide enough for "shift (added to m and n)", and a 26em track after it.
 _CONTROL_STYLE = {"description_width": "16em"}
 _CONTROL_LAYOUT = {"width": "42em"}
+#: A label's width per character, in em of the widget label's font: generous, so no label is cut (the browser test
+#: measures every label against its box).
+_EM_PER_CHARACTER = 0.5
 
 #: Readout tables, readable from the back of a room: padded columns, aligned digits, and a cell never wraps
 #: (a dims cell "10, 11" stays on one line); long headers may.
@@ -361,6 +364,22 @@ def _encode_rgba(canvas) -> bytes:
     return encode_png(np.asarray(canvas.buffer_rgba()))
 
 
+def _widen_labels(controls) -> None:
+    """Give every control of a demo the label width its longest label needs (at least 16em), tracks aligned.
+
+    "local:global (sliding layers per global layer)" does not fit in 16em; the
+    other labels of its demo get the same width, so that their tracks still
+    start at one x.
+    """
+    longest = max(len(control.description) for control in controls)
+    width = max(16.0, math.ceil(_EM_PER_CHARACTER * longest))
+    if width == 16.0:
+        return
+    for control in controls:
+        control.style.description_width = f"{width:g}em"
+        control.layout.width = f"{width + 26:g}em"
+
+
 @dataclasses.dataclass
 class Preview:
     """A demo's figure drawn at chosen values by :meth:`SliderDemo.preview`: ``fig``, ``handles``, ``readout``."""
@@ -411,6 +430,7 @@ class SliderDemo(widgets.VBox):
         self.controls = {c.demo_name: c for c in controls}
         for control in controls:
             slider_values(control)  # refuses a control whose values the browser may snap
+        _widen_labels(controls)
         #: The values the demo was built with.
         self.defaults = {name: control.value for name, control in self.controls.items()}
         self.image = widgets.Image(format="png", layout={"width": f"{self.fig.get_figwidth() * self.fig.dpi:.0f}px"})

@@ -305,6 +305,16 @@ def test_neighbour_value_steps_back_at_either_end():
     assert neighbour_value(int_slider("pos", "pos (position)", 0, 10, 0)) == 1
 
 
+def test_a_long_label_widens_every_label_of_its_demo():
+    from posenc_helpers.viz.inference import kv_demo
+
+    demo = kv_demo()  # "local:global (sliding layers per global layer)": 46 characters
+    widths = {(c.style.description_width, c.layout.width) for c in demo.controls.values()}
+    assert widths == {("23em", "49em")}  # one width for all, so the tracks line up; 26em of track as before
+    short = SliderDemo(make, update, controls())
+    assert {c.style.description_width for c in short.controls.values()} == {"16em"}
+
+
 def test_a_preview_draws_any_value_and_leaves_the_live_demo_alone():
     demo = SliderDemo(make, update, controls())
     image = demo.image.value

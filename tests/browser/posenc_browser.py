@@ -633,6 +633,15 @@ def broken_images(page) -> list[str]:
     )
 
 
+def cut_labels(page) -> list[str]:
+    """The demos' control labels whose text is wider than their box (shown cut, with an ellipsis)."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('.posenc-demo .widget-label')]
+                 .filter(l => l.offsetParent !== null && l.textContent.trim() && l.scrollWidth > l.clientWidth + 1)
+                 .map(l => l.textContent.trim())"""
+    )
+
+
 def markdown_images(page) -> int:
     """How many images the markdown (prose) cells show."""
     return page.locator(".jp-RenderedMarkdown img").count()

@@ -8,7 +8,7 @@ values from the kernel and compare them with the state the notebook asserts
 (``assert demo.values == {...}``; the demo's defaults where it asserts none):
 a default the slider cannot show comes back snapped (issue 42 §3). Re-run
 every cell after the first demo and check again: those cells hold the checks
-that fail when a slider moved. Last, for every slider of every demo, focus its
+that fail when a slider moved. No slider label may be cut off. Last, for every slider of every demo, focus its
 handle and press an arrow key, and check that the slider value, the readout
 and the figure's <img> changed (and the figure settles). Each demo is
 screenshot after the move; the latency from key press to new figure is
@@ -50,6 +50,7 @@ def test_slider_demos_in_jupyterlab(demo_notebook, lab_server, served_dir, page,
         assert moved == [], "\n".join(moved)
         phase("re-run after the demo")
         assert pb.broken_images(page) == [], f"{relpath}: broken images: {pb.broken_images(page)}"
+        assert pb.cut_labels(page) == [], f"{relpath}: slider labels cut off: {pb.cut_labels(page)}"
         records, problems = pb.exercise_demos(page, relpath, "lab", artifacts, steps=pb.steps_per_slider())
         latency_records.extend(records)
         assert problems == [], "\n".join(problems)

@@ -14,7 +14,7 @@ import statistics
 import sys
 import time
 
-from posenc_helpers.demo import neighbour_value
+from posenc_helpers.demo import slider_values
 from posenc_helpers.registry import demos as registry
 
 TARGET_MS = 50.0
@@ -22,18 +22,16 @@ STEPS = 6  # steps each way, per control
 
 
 def step_values(control) -> list:
-    """STEPS steps right, back to the start, STEPS steps left, back: as a hand drags."""
-    start = control.value
+    """STEPS steps right, back to the start, STEPS steps left, back: as a hand drags (each stops at an end)."""
+    shown = slider_values(control)
+    start = shown.index(control.value)
     values = []
     for direction in (1, -1):
-        value = start
-        for _ in range(STEPS):
-            nxt = neighbour_value(control, direction, value)
-            if (nxt - value) * direction <= 0 if not hasattr(control, "options") else nxt == start:
-                break  # the end of the range (or, for a choice, back to the start)
-            values.append(nxt)
-            value = nxt
-        values.append(start)
+        for step in range(1, STEPS + 1):
+            if not 0 <= start + direction * step < len(shown):
+                break  # the end of the range
+            values.append(shown[start + direction * step])
+        values.append(shown[start])
     return values
 
 

@@ -53,6 +53,7 @@ MISTAKES = (
     "exponent-k-over-d",
     "rotation-sign",
     "model-dim",
+    "base",
     "odd-dim",
     "wrong-shape",
     "not-finite",
@@ -485,7 +486,8 @@ def _first_failure(kinds, right) -> tuple[str, int]:
     return "wrong", list(right).index(False)
 
 
-def _diagnose(name: str, fn, probes, length, reference, variants, model_dim_family, texts: dict) -> CheckResult:
+def _diagnose(name: str, fn, probes, length, reference, variants, model_dim_family, base_family,
+              texts: dict) -> CheckResult:
     """Run ``fn`` on every probe and name the most specific mistake that explains its answers."""
     if not callable(fn):
         return CheckResult(False, "raised",
@@ -517,6 +519,8 @@ def _diagnose(name: str, fn, probes, length, reference, variants, model_dim_fami
     found = next((v for v in variants if reproduces(v.compute, even)), None)
     if found is None:
         found = _find_model_dim(outcomes, probes, even, model_dim_family, texts["model-dim"])
+    if found is None:
+        found = _find_base(outcomes, probes, even, base_family, texts["base-probe"])
     if found is None:
         # Right for exactly one length with a second pair (D ≥ 4), wrong for the others: D came from elsewhere.
         lengths = sorted({length(p) for p in probes if length(p) >= 4})
@@ -581,6 +585,51 @@ def _find_model_dim(outcomes, probes, even, family, text) -> _Variant | None:
     return None
 
 
+def _base_text(base: float) -> str:
+    """A base as a learner typed it: 1,000 for 1000.0000000002, else six significant digits.
+
+    >>> _base_text(1000.0000000002), _base_text(12345.6789)
+    ('1,000', '12,345.7')
+    """
+    whole = round(base)
+    if whole and abs(base - whole) <= 1e-6 * base:
+        return f"{whole:,}"
+    return f"{base:,.6g}"
+
+
+def _find_base(outcomes, probes, even, family, anchor) -> _Variant | None:
+    """base: the one other base that reproduces every even-D answer, if there is one.
+
+    Pair 1 of the ``anchor`` probe (pos = 2, D = 4) turns by θ_1 = 2/√base, so
+    its angle in the learner's answer gives the base the learner used:
+    base = (2/θ_1)². ``family`` lists (extra codes, batch function over bases,
+    the answer's pair 1 read as (cos θ_1, sin θ_1)); the base is reported
+    only if the batch function with it reproduces every even-D answer.
+    """
+    if any(outcomes[i].kind != "vector" for i in even):
+        return None
+    answer = outcomes[anchor].vector
+    for extra, batch, cos_sin in family:
+        cos_t, sin_t = cos_sin(answer)
+        theta = math.atan2(sin_t, cos_t)
+        if theta <= 0:
+            continue
+        base = (2.0 / theta) ** 2  # θ_1 = pos / base^(2·1/4) with pos = 2
+        if math.isclose(base, BASE, rel_tol=1e-6):
+            continue  # the right base: some other mistake
+        if all(np.all(np.abs(batch(*_args(probes[i]), [base])[0] - outcomes[i].vector) <= ATOL) for i in even):
+            text = _base_text(base)
+            plain = family[0][1]
+            return _Variant(
+                ("base",) + extra,
+                f"Your base is {text}, not 10000, so every pair after the first turns at the wrong speed.",
+                "Check the base: the divisor is 10000 ** (2 * k / D), ten thousand (10000, 1e4 or 10_000). "
+                "Pair 0 never shows it: its divisor is 1 whatever the base.",
+                compute=lambda *args, batch=batch, base=base: batch(*args, [base])[0],
+                primary=lambda *args, plain=plain, base=base: plain(*args, [base])[0])
+    return None
+
+
 def _matches(outcome: _Outcome, expected: np.ndarray) -> bool:
     return outcome.kind == "vector" and bool(np.allclose(outcome.vector, expected, rtol=0, atol=ATOL))
 
@@ -595,27 +644,29 @@ def _args(probe) -> tuple:
 # The model-dim versions, vectorised over candidate Ds (one row each), for the search.
 
 
-def _sinusoid_model_dim(pos, D, model_dims, swapped=False):
+def _sinusoid_model_dim(pos, D, model_dims, swapped=False, bases=BASE):
     model_dims = np.asarray(model_dims, dtype=np.float64)[:, None]
+    bases = np.asarray(bases, dtype=np.float64).reshape(-1, 1)
     i = np.arange(D)
-    # angle_i = pos / 10000^(2k/D_model), k = i // 2
-    angle = pos / BASE ** (2.0 * (i // 2) / model_dims)
+    # angle_i = pos / base^(2k/D_model), k = i // 2
+    angle = pos / bases ** (2.0 * (i // 2) / model_dims)
     return np.where((i % 2 == 0) != swapped, np.sin(angle), np.cos(angle))
 
 
-def _rope_model_dim(vec, pos, model_dims, form="right"):
+def _rope_model_dim(vec, pos, model_dims, form="right", bases=BASE):
     vec = np.asarray(vec, dtype=np.float64)
     model_dims = np.asarray(model_dims, dtype=np.float64)[:, None]
+    bases = np.asarray(bases, dtype=np.float64).reshape(-1, 1)
     D = len(vec)
     k = np.arange(D // 2)
-    # θ_k = pos / 10000^(2k/D_model)
-    theta = pos / BASE ** (2.0 * k / model_dims)
+    # θ_k = pos / base^(2k/D_model)
+    theta = pos / bases ** (2.0 * k / model_dims)
     c, s = np.cos(theta), np.sin(theta)
     a, b = vec[0 : 2 * (D // 2) : 2], vec[1 : 2 * (D // 2) : 2]
     new_a, new_b = {"right": (a * c - b * s, a * s + b * c),
                     "sign": (a * c + b * s, -a * s + b * c),
                     "swapped": (a * s - b * c, a * c + b * s)}[form]
-    out = np.tile(vec, (model_dims.shape[0], 1))
+    out = np.tile(vec, (theta.shape[0], 1))
     out[:, 0 : 2 * (D // 2) : 2] = new_a
     out[:, 1 : 2 * (D // 2) : 2] = new_b
     return out
@@ -642,8 +693,13 @@ def check_sinusoid(fn) -> CheckResult:
         variants=_sinusoid_variants(),
         model_dim_family=[((), _sinusoid_model_dim),
                           (("sin-cos-swapped",), lambda pos, D, dims: _sinusoid_model_dim(pos, D, dims, True))],
+        # another base, for D = len(vec) itself; pair 1 of PE(2) with D = 4 read as (cos θ_1, sin θ_1)
+        base_family=[((), lambda pos, D, bases: _sinusoid_model_dim(pos, D, [D], bases=bases), lambda v: (v[3], v[2])),
+                     (("sin-cos-swapped",), lambda pos, D, bases: _sinusoid_model_dim(pos, D, [D], True, bases),
+                      lambda v: (v[2], v[3]))],
         texts={
             "check": "check_sinusoid",
+            "base-probe": SINUSOID_PROBES.index((2, 4)),
             "length": "D",
             "formula": _SIN_FORMULA,
             "odd-dim": "Right for every even D but wrong for odd D.",
@@ -682,8 +738,16 @@ def check_rope(fn) -> CheckResult:
         model_dim_family=[((), _rope_model_dim)] + [
             ((code,), lambda vec, pos, dims, form=form: _rope_model_dim(vec, pos, dims, form))
             for form, code in (("sign", "rotation-sign"), ("swapped", "sin-cos-swapped"))],
+        # another base; pair 1 of rotate([1, 0, 1, 0], 2) read as (cos θ_1, sin θ_1) in each form
+        base_family=[
+            ((code,) if code else (), lambda vec, pos, bases, form=form: _rope_model_dim(vec, pos, [len(vec)], form, bases),
+             cos_sin)
+            for form, code, cos_sin in (("right", "", lambda v: (v[2], v[3])),
+                                        ("sign", "rotation-sign", lambda v: (v[2], -v[3])),
+                                        ("swapped", "sin-cos-swapped", lambda v: (v[3], v[2])))],
         texts={
             "check": "check_rope",
+            "base-probe": ROPE_PROBES.index(((1.0, 0.0, 1.0, 0.0), 2)),
             "length": "len(vec)",
             "formula": _ROT_FORMULA,
             "odd-dim": "Right for every vector of even length D but wrong for odd D.",

@@ -202,7 +202,8 @@ BUGGY_SINUSOIDS = [
     ("raised", lambda pos: [math.sin(pos)]),                                               # wrong signature
     ("raised", lambda pos, D: exit()),
     ("raised", lambda pos, D: sin_right(pos, D)[D]),                                     # IndexError
-    ("wrong", _sin_with(lambda pos, D, i: pos / 1000 ** (2 * (i // 2) / D))),             # base 1000
+    ("base", _sin_with(lambda pos, D, i: pos / 1000 ** (2 * (i // 2) / D))),              # base 1000
+    ("base", _sin_with(lambda pos, D, i: pos / 500000 ** (2 * (i // 2) / D), swapped=True)),  # and swapped
     ("wrong", _sin_with(lambda pos, D, i: pos * 10000 ** (2 * (i // 2) / D))),            # multiplies
     ("wrong", lambda pos, D: [0.0] * D),
 ]
@@ -271,6 +272,9 @@ BUGGY_ROTATIONS = [
     ("rotation-sign", _rot_with(turn="clockwise")),
     ("model-dim", _rot_with(exponent=lambda k, D: 2 * k / 4)),                           # a global D = 4
     ("model-dim", _rot_with(exponent=lambda k, D: 2 * k / D_MODEL)),
+    # base b: 10000^e = b^(2k/D) with e = (2k/D)·log b / log 10000
+    ("base", _rot_with(exponent=lambda k, D: 2 * k / D * math.log(1000) / math.log(10000))),
+    ("base", _rot_with(exponent=lambda k, D: 2 * k / D * math.log(1e6) / math.log(10000), turn="clockwise")),
     ("odd-dim", _rot_with(odd="drop")),
     ("odd-dim", _rot_with(odd="zero")),
     ("odd-dim", _rot_with(odd="raise")),
@@ -580,6 +584,36 @@ def test_a_d_from_elsewhere_that_also_sets_the_length_is_model_dim(check, fn, fi
     result = check(fn)
     assert result.mistake == "model-dim", result.message
     assert f"D = {fixed}" in result.message.splitlines()[0]
+
+
+@pytest.mark.parametrize("base, shown", [(1000, "1,000"), (100000.0, "100,000"), (12345.6, "12,345.6")])
+def test_another_base_is_named_with_the_advice_to_check_it(base, shown):
+    def sinusoid(pos, D):
+        return [(math.sin if i % 2 == 0 else math.cos)(pos / base ** (2 * (i // 2) / D)) for i in range(D)]
+
+    def rotate(vec, pos):
+        out = [float(x) for x in vec]
+        for k in range(len(vec) // 2):
+            theta = pos / base ** (2 * k / len(vec))
+            a, b = vec[2 * k], vec[2 * k + 1]
+            out[2 * k], out[2 * k + 1] = a * math.cos(theta) - b * math.sin(theta), a * math.sin(theta) + b * math.cos(theta)
+        return out
+
+    for result, name in ((check_sinusoid(sinusoid), "sinusoid"), (check_rope(rotate), "rotate")):
+        lines = result.message.splitlines()
+        assert result.mistake == "base", result.message
+        assert lines[0] == f"✗ {name} [base]: Your base is {shown}, not 10000, so every pair after the first turns at " \
+                           "the wrong speed."
+        assert lines[1].startswith("  Hint: Check the base: the divisor is 10000 ** (2 * k / D)")
+
+
+def test_a_base_that_changes_with_d_is_not_called_a_base():
+    # base 1000 up to D = 4, 100,000 beyond: no single base reproduces every length
+    def sinusoid(pos, D):
+        base = 1000 if D <= 4 else 100000
+        return [(math.sin if i % 2 == 0 else math.cos)(pos / base ** (2 * (i // 2) / D)) for i in range(D)]
+
+    assert check_sinusoid(sinusoid).mistake == "wrong"
 
 
 def test_a_function_right_only_for_length_2_is_not_called_model_dim():

@@ -215,12 +215,24 @@ def test_demo_dim_slider_shows_the_slowest_pair(demo):
 
 
 def test_demo_base_slider_stretches_the_slow_hand(demo):
+    # base 40,000 is on the slider: for D = 4, ω_1 = 1/sqrt(40,000) = 1/200, so at pos = 400 the slow hand has
+    # turned 2 rad, and λ_1 = 2π·200 = 400π positions
+    demo.set_values(dim=4, base=40000.0, pos=400)
+    check_faces(demo, 400, 4, 40000.0)
+    assert tip(demo.handles["faces"][1]) == pytest.approx((math.cos(2.0), math.sin(2.0)), abs=1e-12)
+    assert f"{400 * math.pi:,.1f}" in demo.readout.value  # λ_1 in the readout
+
+
+def test_a_base_off_the_slider_is_drawn_by_a_preview_and_refused_by_the_slider(demo):
     # 2π·sqrt(B) = 1000 positions for D = 4: after 1000 positions the slow hand is back at (1, 0)
     b = (1000 / (2 * math.pi)) ** 2
-    demo.set_values(dim=4, base=b, pos=1000)
-    check_faces(demo, 1000, 4, b)
-    assert tip(demo.handles["faces"][1]) == pytest.approx((1.0, 0.0), abs=1e-9)
-    assert "1,000.0" in demo.readout.value  # λ_1 in the readout
+    shown = demo.preview(dim=4, base=b, pos=1000)
+    assert tip(shown.handles["faces"][1]) == pytest.approx((1.0, 0.0), abs=1e-9)
+    assert "1,000.0" in shown.readout  # λ_1 in the readout
+    assert demo.values == {"pos": 7, "dim": 16, "base": 10000.0}  # the live demo did not move
+    with pytest.raises(ValueError, match=r"slider 'base' cannot show 25330\.29"):
+        demo.controls["base"].value = b
+    assert demo.values["base"] == 10000.0
 
 
 def test_demo_readout_lists_the_lesson_numbers(demo):

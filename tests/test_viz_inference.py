@@ -77,8 +77,8 @@ def literal_reach(window, ratio, n):
     return out
 
 
-@pytest.mark.parametrize("window, ratio, context", [(1024, 5, 131072), (4096, 1, 8192), (300, 15, 1000000),
-                                                     (128, 0, 5000)])
+@pytest.mark.parametrize("window, ratio, context", [(1024, 5, 131072), (4096, 1, 8192), (384, 15, 786432),
+                                                     (128, 0, 6144)])
 def test_the_slider_draws_the_literal_cache_and_reach(window, ratio, context):
     demo = inf.kv_demo()
     demo.set_values(window=float(window), ratio=ratio, context=float(context))

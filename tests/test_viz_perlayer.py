@@ -22,7 +22,7 @@ def literal_weight(gap, n, tau):
     return e / (e + (n - 1))
 
 
-@pytest.mark.parametrize("gap, attn_scale, floor_scale", [(10.0, 0.1, 8192.0), (4.0, 0.2, 100.0), (15.0, 0.0, 1000.0)])
+@pytest.mark.parametrize("gap, attn_scale, floor_scale", [(10.0, 0.1, 8192.0), (4.0, 0.2, 128.0), (15.0, 0.0, 1024.0)])
 def test_temperature_demo_moves_every_curve(gap, attn_scale, floor_scale):
     demo = pl.temperature_demo()
     demo.set_values(gap=gap, attn_scale=attn_scale, floor_scale=floor_scale)

@@ -464,12 +464,13 @@ def clock_demo(pos: int = 7, dim: int = 16, base: float = 10000.0):
     >>> demo.handles["faces"][0]["tip"].get_xydata().round(4)   # (cos 2, sin 2)
     array([[-0.4161,  0.9093]])
     """
-    from ..demo import SliderDemo, int_slider, log_slider
+    from ..demo import SliderDemo, int_slider, log_slider, round_values
 
     controls = [
         int_slider("pos", "pos (position)", 0, 1000, pos),
         int_slider("dim", "D (dimensions)", 2, 128, dim, step=2),
-        log_slider("base", "base (frequency base)", 1.0, 5.0, base),
+        # 10 … 100,000, twenty round values per decade (10,000 among them)
+        log_slider("base", "base (frequency base)", round_values(10, 100_000), base),
     ]
     return SliderDemo(make_clock_figure, update_clock, controls, title="Clock hands: every pair of PE(pos)")
 

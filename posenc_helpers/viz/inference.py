@@ -259,12 +259,12 @@ def kv_demo(window: float = 1024.0, ratio: int = 5, context: float = 131072.0):
     >>> int(demo.handles["mark"].get_ydata()[0]) == kv_cache(bundled_kv_config("Gemma 3 27B"), 131072).total_bytes
     True
     """
-    from ..demo import SliderDemo, int_slider, log_slider
+    from ..demo import SliderDemo, int_slider, log_slider, token_values
 
     controls = [
-        log_slider("window", "W (sliding window, tokens)", 2, 4.5, window, step=0.05),
+        log_slider("window", "W (sliding window, tokens)", token_values(128, 24_576), window),
         int_slider("ratio", "local per global (layers)", 0, 15, ratio),
-        log_slider("context", "n (context length, tokens)", 3, 6, context, step=0.05),
+        log_slider("context", "n (context length, tokens)", token_values(1_024, 786_432), context),
     ]
     return SliderDemo(make_kv_slider_figure, update_kv_slider, controls,
                       title=f"A hypothetical model with {DEMO_MODEL}'s layers: what its windows save")

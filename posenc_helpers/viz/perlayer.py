@@ -112,12 +112,12 @@ def temperature_demo(gap: float = 10.0, attn_scale: float = 0.1, floor_scale: fl
     >>> round(float(demo.handles["tau"].get_ydata()[-1]), 4)     # τ at p = 10^7 − 1: 1 + 0.1·ln(1 + 1220)
     1.7107
     """
-    from ..demo import SliderDemo, float_slider, log_slider
+    from ..demo import SliderDemo, float_slider, log_slider, token_values
 
     controls = [
         float_slider("gap", "Δ (logit gap of the matching key)", 0.0, 20.0, gap, step=0.5, readout_format=".1f"),
         float_slider("attn_scale", "attn_scale (growth of τ)", 0.0, 0.3, attn_scale, step=0.01),
-        log_slider("floor_scale", "floor_scale (tokens per step of τ)", 2, 5, floor_scale, step=0.05),
+        log_slider("floor_scale", "floor_scale (tokens per step of τ)", token_values(128, 98_304), floor_scale),
     ]
     return SliderDemo(make_temperature_figure, update_temperature, controls,
                       title="Llama 4's query temperature on its NoPE layers")

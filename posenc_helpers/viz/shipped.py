@@ -220,11 +220,13 @@ def base_demo(base: float = 500000.0, length: float = 8192.0):
     >>> demo.handles["above"].get_xdata()[0]        # Llama 3's base and L: pairs 35 … 63 never finish a turn
     np.int64(35)
     """
-    from ..demo import SliderDemo, log_slider
+    from ..demo import SliderDemo, log_slider, round_values, token_values
 
     controls = [
-        log_slider("base", "base (frequency base)", 3, 7, base, step=0.05),
-        log_slider("length", "L (training length, tokens)", 3, 6, length, step=0.05),
+        # 1,000 … 10,000,000 in round values (10,000, 500,000 and 1,000,000 among them)
+        log_slider("base", "base (frequency base)", round_values(1_000, 10_000_000), base),
+        # 1,024 … 786,432: powers of two (8,192 among them) and the halfway points 3·2^j
+        log_slider("length", "L (training length, tokens)", token_values(1_024, 786_432), length),
     ]
     return SliderDemo(make_base_figure, update_base_wavelengths, controls, title="Large bases and the training length")
 

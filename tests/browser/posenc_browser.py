@@ -21,12 +21,18 @@ What it does, in one place:
   It never downloads a browser (no ``playwright install``).
 * :func:`run_notebook_in_lab`: open a notebook, run all cells, wait for the
   kernel to be idle, return the error outputs.
+* :func:`demo_value_problems`: once the browser has rendered the demos (and
+  sent back whatever value each slider displays), read every demo's values
+  from the kernel and compare them with the values the notebook states;
+  :func:`rerun_after_first_demo` then re-runs every cell after the first
+  demo, whose checks fail if a slider moved.
 * :func:`move_slider`: focus a slider handle, press an arrow key, and time
   the key press to the new figure painted (in-page, ``performance.now()``).
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import os
@@ -168,6 +174,42 @@ def demo_notebooks(folder: Path | None = None) -> list[Path]:
         return []
     paths = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
     return [p for p in paths if has_slider_demo(p)]
+
+
+def first_demo_cell(path: Path) -> int:
+    """The index, among all the notebook's cells, of the first code cell that builds a slider demo."""
+    with open(path, encoding="utf-8") as handle:
+        cells = json.load(handle)["cells"]
+    for index, cell in enumerate(cells):
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if cell["cell_type"] == "code" and DEMO_SOURCE.search(source):
+            return index
+    raise ValueError(f"{path.name} builds no slider demo")
+
+
+def stated_values(path: Path) -> dict[str, dict]:
+    """The last state the notebook asserts for each demo, ``{name: {...}}``, from ``assert name.values == {...}``.
+
+    After Run All each demo must be in that state (the notebooks put a demo back to
+    its default after a scripted check, or assert the new state, as notebook 13 does).
+    """
+    stated: dict[str, dict] = {}
+    for source in _code_sources(path):
+        lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
+        try:
+            tree = ast.parse("\n".join(lines))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            test = getattr(node, "test", None) if isinstance(node, ast.Assert) else None
+            if (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+                    and isinstance(test.left, ast.Attribute) and test.left.attr == "values"
+                    and isinstance(test.left.value, ast.Name) and isinstance(test.comparators[0], ast.Dict)):
+                try:
+                    stated[test.left.value.id] = ast.literal_eval(test.comparators[0])
+                except ValueError:
+                    continue
+    return stated
 
 
 def presentation_notebook() -> Path | None:
@@ -591,6 +633,15 @@ def broken_images(page) -> list[str]:
     )
 
 
+def cut_labels(page) -> list[str]:
+    """The demos' control labels whose text is wider than their box (shown cut, with an ellipsis)."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('.posenc-demo .widget-label')]
+                 .filter(l => l.offsetParent !== null && l.textContent.trim() && l.scrollWidth > l.clientWidth + 1)
+                 .map(l => l.textContent.trim())"""
+    )
+
+
 def markdown_images(page) -> int:
     """How many images the markdown (prose) cells show."""
     return page.locator(".jp-RenderedMarkdown img").count()
@@ -642,6 +693,89 @@ _LAB_ERRORS = """
   if (text.includes('Error displaying widget')) errors.push({cell: -1, ename: 'WidgetError', evalue: 'Error displaying widget'});
   return errors; }
 """
+
+
+_LAB_EXECUTE = """
+async (code) => { const w = window.jupyterapp.shell.currentWidget;
+  const kernel = w.sessionContext.session.kernel;
+  const future = kernel.requestExecute({code, silent: false, store_history: false, allow_stdin: false});
+  let out = '', err = null;
+  future.onIOPub = (msg) => {
+    const kind = msg.header.msg_type;
+    if (kind === 'stream' && msg.content.name === 'stdout') out += msg.content.text;
+    if (kind === 'error') err = msg.content.ename + ': ' + msg.content.evalue;
+  };
+  await future.done;
+  return {out, err}; }
+"""
+
+_LAB_RUN_BELOW = """
+async ([index]) => { const app = window.jupyterapp; const w = app.shell.currentWidget;
+  app.shell.activateById(w.id);
+  w.content.activeCellIndex = index;
+  w.content.deselectAll();
+  return await app.commands.execute('notebook:run-all-below'); }
+"""
+
+#: Run in the notebook's kernel, outside the notebook: every SliderDemo its namespace holds, with its values
+#: and its defaults, as one line of JSON. Names starting with "_" (IPython's output history) are left out.
+DEMO_STATE_CODE = """
+def _posenc_demo_state():
+    import json
+    from posenc_helpers.demo import SliderDemo
+    def plain(value):
+        return value.item() if hasattr(value, "item") else value
+    demos = {name: obj for name, obj in get_ipython().user_ns.items()
+             if isinstance(obj, SliderDemo) and not name.startswith("_")}
+    print(json.dumps({name: {"values": {k: plain(v) for k, v in demo.values.items()},
+                             "defaults": {k: plain(v) for k, v in getattr(demo, "defaults", {}).items()}}
+                      for name, demo in demos.items()}))
+_posenc_demo_state()
+del _posenc_demo_state
+"""
+
+
+def kernel_output(page, code: str) -> str:
+    """What ``code`` prints, run in the open notebook's kernel (no cell is added, no history kept)."""
+    result = page.evaluate(_LAB_EXECUTE, code)
+    if result["err"]:
+        raise RuntimeError(f"the kernel could not run the check: {result['err']}")
+    return result["out"]
+
+
+def demo_value_problems(page, notebook: Path, when: str) -> list[str]:
+    """Every demo whose values in the kernel differ from those the notebook states (else from its defaults).
+
+    Call it after :func:`wait_for_demos`: by then each slider's view has rendered and
+    sent the value it displays back to the kernel, and this query, queued behind
+    those messages on the kernel's shell channel, reads the values they left.
+    """
+    state = json.loads(kernel_output(page, DEMO_STATE_CODE).strip().splitlines()[-1])
+    stated = stated_values(notebook)
+    if not state:
+        return [f"{notebook.name} {when}: the kernel holds no SliderDemo"]
+    problems = []
+    for name, demo in sorted(state.items()):
+        expected = stated.get(name, demo["defaults"])
+        source = "as the notebook states" if name in stated else "its defaults"
+        if not expected:
+            problems.append(f"{notebook.name} {when}: {name} has no stated values and no recorded defaults")
+            continue
+        if demo["values"] != expected:
+            moved = {k: v for k, v in demo["values"].items() if expected.get(k) != v}
+            problems.append(f"{notebook.name} {when}: {name}.values = {demo['values']}, not {expected} ({source}); "
+                            f"changed: {moved}")
+    return problems
+
+
+def rerun_after_first_demo(page, notebook: Path, timeout_ms: float = 240000) -> list[dict]:
+    """Run every cell after the notebook's first demo cell again, wait for idle, return the cells' errors."""
+    start = first_demo_cell(notebook) + 1
+    page.evaluate(_LAB_RUN_BELOW, [start])
+    page.wait_for_function(_LAB_IDLE, timeout=timeout_ms, polling=250)
+    page.wait_for_timeout(300)
+    page.wait_for_function(_LAB_IDLE, timeout=timeout_ms, polling=250)
+    return page.evaluate(_LAB_ERRORS)
 
 
 def run_notebook_in_lab(page, server: Server, relpath: str, workspace: str, timeout_ms: float = 240000) -> list[dict]:

@@ -84,3 +84,24 @@ def test_on_ci_without_chromium_the_browser_tests_fail():
     result = _run_without_chromium(ci=True)
     assert result.returncode != 0, result.stdout[-2000:]
     assert "CI=true but the browser tests cannot run" in result.stdout
+
+
+def test_the_stated_values_are_the_last_state_each_demo_asserts(tmp_path):
+    path = write_notebook(
+        tmp_path / "05-e.ipynb",
+        "%matplotlib inline\nimport numpy as np",
+        "demo = clock_demo()\ndemo",
+        'assert demo.values == {"pos": 7, "base": 10000.0}  # the default\ndemo.controls["pos"].value = 9',
+        'if True:\n    assert t5.values == {"num_buckets": 32}\nassert demo.values == {"pos": 9, "base": 10000.0}',
+        "assert demo.values == expected  # not a literal: not a stated state",
+    )
+    assert pb.stated_values(path) == {"demo": {"pos": 9, "base": 10000.0}, "t5": {"num_buckets": 32}}
+    assert pb.first_demo_cell(path) == 2  # the title cell, the import cell, then the demo
+    with pytest.raises(ValueError, match="x.ipynb builds no slider demo"):
+        pb.first_demo_cell(write_notebook(tmp_path / "x.ipynb", "import numpy as np"))
+
+
+def test_every_slider_notebook_states_its_demos_values():
+    # the browser test compares each demo with these; a notebook that stated none would be compared with defaults only
+    for path in pb.demo_notebooks():
+        assert pb.stated_values(path), f"{path.name} asserts no demo's values"

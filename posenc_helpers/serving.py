@@ -274,9 +274,9 @@ def forward(params, tokens, *, heads, base=10000.0, scheme="rope", layout="inter
       ``attention_factor``: the factor on cos and sin (YaRN's), so logits
       grow by its square.
 
-    ``taps`` holds per layer the rotated queries and keys, the keys before
-    rotation and the values, (batch, heads, T, head_dim) each:
-    ``{"q", "k", "k_raw", "v"}``.
+    ``taps`` holds per layer the rotated queries and keys, both before
+    rotation, and the values, (batch, heads, T, head_dim) each:
+    ``{"q", "k", "q_raw", "k_raw", "v"}``.
     """
     scheme = _check_scheme(params, scheme, layout, sign, inv_freq, attention_factor)
     heads, head_dim = _heads(params, heads)
@@ -298,7 +298,7 @@ def forward(params, tokens, *, heads, base=10000.0, scheme="rope", layout="inter
         # q, k, val: (batch, heads, T, head_dim)
         qkv = _layer_norm(x, block["ln1"]) @ np.asarray(block["qkv"], np.float64)
         q, k, val = qkv.reshape(B, T, 3, heads, head_dim).transpose(2, 0, 3, 1, 4)
-        raw = k
+        raw_q, raw = q, k
         if scheme == "rope":
             where = pos[:, None, :]
             q = rotate(q, where, omega, layout=layout, sign=sign, factor=attention_factor)
@@ -308,7 +308,7 @@ def forward(params, tokens, *, heads, base=10000.0, scheme="rope", layout="inter
         out = (_softmax(logits) @ val).transpose(0, 2, 1, 3).reshape(B, T, heads * head_dim)
         x = x + out @ np.asarray(block["out"], np.float64)
         x = x + _mlp(_layer_norm(x, block["ln2"]), block)
-        taps.append({"q": q, "k": k, "k_raw": raw, "v": val})
+        taps.append({"q": q, "k": k, "q_raw": raw_q, "k_raw": raw, "v": val})
     logits = _layer_norm(x, params["ln_f"]) @ np.asarray(params["unembed"], np.float64)
     return (logits, taps) if return_qk else logits
 

@@ -394,6 +394,19 @@ def test_the_partial_slider_starts_on_its_defaults_and_shows_no_gap_when_the_who
     assert vs.score_gap(0.25, 1e7, distances=[0]).tolist() == [0.0]
 
 
+def test_the_retrieval_plot_draws_one_line_per_window_and_the_chance_level():
+    import matplotlib.pyplot as plt
+
+    from posenc_helpers.viz import serving as vs
+
+    fig, ax = plt.subplots()
+    lines = vs.plot_window_retrieval(ax, [3, 10, 20], {"full": [1, 1, 1], "window 8": [1, 0, 0]}, chance=1 / 6,
+                                     title="t")
+    assert list(lines) == ["full", "window 8", "chance"] and ax.get_title() == "t"
+    assert lines["window 8"].get_ydata().tolist() == [1, 0, 0] and lines["chance"].get_ydata()[0] == 1 / 6
+    plt.close(fig)
+
+
 # ---- the notebook: sections 1-9 run without JAX --------------------------------------------------------------------
 
 

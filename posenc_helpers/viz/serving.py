@@ -234,11 +234,13 @@ def make_partial_default():
     return fig
 
 
-def plot_window_retrieval(ax, distances, accuracy, *, chance=None) -> dict:
-    """Whole-key passkey accuracy against the needle's distance, one line per window ({label: (distances,)}).
+def plot_window_retrieval(ax, distances, accuracy, *, chance=None,
+                          title="Passkey retrieval through a sliding window") -> dict:
+    """Whole-key passkey accuracy against the distance from each answer to its key token, one line per window.
 
-    ``accuracy`` maps a label ("full attention", "window 16", …) to one accuracy per distance; ``chance`` draws a
-    dotted line. Returns ``{label: line}``.
+    ``accuracy``: {label: one value per distance}.
+
+    Labels are such as "full attention", "window 16"; ``chance`` draws a dotted line. Returns ``{label: line}``.
     """
     lines = {}
     markers = ("o", "s", "^", "D", "v")
@@ -247,10 +249,10 @@ def plot_window_retrieval(ax, distances, accuracy, *, chance=None) -> dict:
                                   linewidth=2.2, markersize=7, label=label)
     if chance is not None:
         lines["chance"] = ax.axhline(chance, color="black", linestyle=":", linewidth=1.5, label="chance (1/3!)")
-    ax.set_xlabel("needle's distance from the query (tokens)")
+    ax.set_xlabel("distance from each answer to its key token (tokens)")
     ax.set_ylabel("whole key right (share of sequences)")
     ax.set_ylim(-0.03, 1.03)
-    ax.set_title("Passkey retrieval through a sliding window")
+    ax.set_title(title)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="center left")
     return lines

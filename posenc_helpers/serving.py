@@ -46,11 +46,12 @@ import math
 import numpy as np
 
 from . import _validate as v
+from .conventions import half_split_to_interleaved, interleaved_to_half_split
 from .core import frequencies
 
 __all__ = [
     "LAYOUTS", "SCHEMES", "POLICIES", "POSITION_RULES", "CONVENTIONS", "CACHE_KINDS",
-    "pair_permutation", "to_half_split", "to_interleaved", "flip_rotation_sign", "rotate", "forward", "bits",
+    "to_half_split", "to_interleaved", "flip_rotation_sign", "rotate", "forward", "bits",
     "window_mask", "packed_segments", "packed_mask", "jumped_positions", "table_rows", "stream",
     "sliding_cache_sizes", "ring_prefill_mask", "partial_frequencies", "quantize", "attention_change",
     "key_accuracy",
@@ -77,22 +78,6 @@ def _choice(name, value, allowed):
 
 
 # ---- layouts and signs: permutations of the q and k projections -----------------------------------------------
-
-
-def pair_permutation(head_dim) -> np.ndarray:
-    """The order that moves interleaved pairs to half-split ones: new dim j·D/2 + i is old dim 2i + j.
-
-    transformers' ``convert_llama_weights_to_hf.py`` applies it to the rows
-    of every head of ``wq`` and ``wk``:
-    ``w.view(n_heads, dim1 // n_heads // 2, 2, dim2).transpose(1, 2)``.
-
-    >>> pair_permutation(6).tolist()          # pairs (0, 1), (2, 3), (4, 5) become (0, 3), (1, 4), (2, 5)
-    [0, 2, 4, 1, 3, 5]
-    """
-    head_dim = v.positive_int("head_dim", head_dim)
-    if head_dim % 2:
-        raise ValueError(f"head_dim must be even (RoPE turns pairs), got {head_dim}")
-    return np.concatenate([np.arange(0, head_dim, 2), np.arange(1, head_dim, 2)])
 
 
 def _heads(params, heads) -> tuple[int, int]:
@@ -128,19 +113,21 @@ def _with_qk_columns(params, heads, change):
 def to_half_split(params, *, heads) -> dict:
     """The weights of an interleaved-layout model, converted for half-split code (transformers' permutation).
 
-    Every head's q and k columns of ``qkv`` are reordered by
-    :func:`pair_permutation`; values and everything else are untouched. The
-    model then gives the same logits with ``layout="half"`` as the original
-    with ``layout="interleaved"`` (the module's example).
+    Every head's q and k columns of ``qkv`` are reordered by notebook 07's
+    permutation P (:func:`~posenc_helpers.conventions.interleaved_to_half_split`:
+    new dim j·D/2 + i is old dim 2i + j), which is what transformers'
+    ``convert_llama_weights_to_hf.py`` does to the rows of every head of ``wq``
+    and ``wk``: ``w.view(n_heads, dim1 // n_heads // 2, 2, dim2).transpose(1, 2)``.
+    Values and everything else are untouched. The model then gives the same
+    logits with ``layout="half"`` as the original with ``layout="interleaved"``
+    (the module's example).
     """
-    order = pair_permutation(_heads(params, heads)[1])
-    return _with_qk_columns(params, heads, lambda cols: cols[:, order])
+    return _with_qk_columns(params, heads, interleaved_to_half_split)
 
 
 def to_interleaved(params, *, heads) -> dict:
     """The inverse of :func:`to_half_split`: half-split weights converted for interleaved code (llama2.c's export)."""
-    back = np.argsort(pair_permutation(_heads(params, heads)[1]))
-    return _with_qk_columns(params, heads, lambda cols: cols[:, back])
+    return _with_qk_columns(params, heads, half_split_to_interleaved)
 
 
 def flip_rotation_sign(params, *, heads, layout="interleaved") -> dict:

@@ -64,8 +64,7 @@ def test_shifting_a_rotated_key_is_rotating_it_at_the_shifted_position():
         assert np.abs(back - serving.rotate(k, pos - 32, omega, layout=layout)).max() < 1e-12
 
 
-def test_pair_permutation_is_transformers_permute_and_to_half_split_applies_it_to_q_and_k_only():
-    assert serving.pair_permutation(8).tolist() == [0, 2, 4, 6, 1, 3, 5, 7]
+def test_to_half_split_is_transformers_permute_on_q_and_k_only():
     p = _tiny(d_model=16, heads=2)
     half = serving.to_half_split(p, heads=2)
     for before, after in zip(p["blocks"], half["blocks"], strict=True):

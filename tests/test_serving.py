@@ -390,7 +390,25 @@ def test_the_partial_slider_starts_on_its_defaults_and_shows_no_gap_when_the_who
     assert np.allclose(gap, vs.score_gap(0.25, 1e7)) and gap[0] > 0.05
     demo.controls["fraction"].value = 1.0
     assert np.abs(demo.handles["gap"].get_ydata()).max() < 1e-12
-    assert vs.score_gap(0.25, 1e7, distances=[0]).tolist() == [0.0]
+    assert abs(vs.score_gap(0.25, 1e7, distances=[0])[0]) < 1e-12
+
+
+def test_the_score_gap_is_the_scores_of_the_decoders_rotation():
+    from posenc_helpers.viz import serving as vs
+
+    rng = np.random.default_rng(0)  # score_gap's own draw
+    q, k = rng.standard_normal((2, 16, 32))
+    delta = np.array([0.0, 1, 5, 40, 300])
+
+    def scores(convention):
+        inv_freq, rotary = serving.partial_frequencies(32, 0.5, base=500.0, convention=convention)
+        turned = decoder.rope_rotate(np.broadcast_to(k[:, None], (16, 5, 32)), delta[None], inv_freq, rotary)
+        return np.einsum("pd,ptd->pt", q, turned)
+
+    neox, prop = scores("neox"), scores("proportional")
+    expected = np.sqrt(((prop - neox) ** 2).mean(0)) / np.sqrt((neox**2).mean(0))
+    got = vs.score_gap(0.5, 500.0, head_dim=32, distances=delta, pairs=16)
+    assert np.allclose(got, expected, atol=1e-12) and abs(got[0]) < 1e-12
 
 
 def test_the_retrieval_plot_draws_one_line_per_window_and_the_chance_level():

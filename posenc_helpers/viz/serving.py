@@ -19,7 +19,6 @@ import html
 import numpy as np
 
 from .. import serving
-from ..decoder import rope_rotate
 from ..streaming import load_params, validation
 from . import OKABE_ITO, new_figure
 
@@ -140,18 +139,24 @@ DISTANCES = np.unique(np.round(np.logspace(0, np.log10(32768), 160)).astype(np.i
 def score_gap(fraction, base, *, head_dim=PARTIAL_HEAD_DIM, distances=DISTANCES, pairs=64, seed=0) -> np.ndarray:
     """How far apart the scores of random (q, k) run under the two conventions: RMS(s_prop − s_neox)/RMS(s_neox).
 
-    For ``pairs`` random Gaussian (q, k) of ``head_dim`` dims, s(Δ) = q · R(Δ)·k with R from
-    :func:`~posenc_helpers.serving.partial_frequencies` and ``decoder.rope_rotate``; one value per distance Δ.
-    0 at Δ = 0 (nothing turns), and 0 everywhere when ``fraction`` is 1 (the conventions coincide).
+    For ``pairs`` random Gaussian (q, k) of ``head_dim`` dims, s(Δ) = q · R(Δ)·k, R being ``decoder.rope_rotate``
+    with :func:`~posenc_helpers.serving.partial_frequencies`' frequencies and width (pair i is dims i and i + r/2 of
+    the first r), written out pair by pair: s(Δ) = Σ_i (q_i k_i + q_j k_j)·cos(Δω_i) + (q_j k_i − q_i k_j)·sin(Δω_i)
+    + the unturned dims' q·k, with j = i + r/2. One value per distance Δ: 0 at Δ = 0 (nothing turns), and 0
+    everywhere when ``fraction`` is 1 (the conventions coincide).
     """
     rng = np.random.default_rng(seed)
-    q, k = rng.standard_normal((2, pairs, 1, head_dim))
+    q, k = rng.standard_normal((2, pairs, head_dim))
     delta = np.asarray(distances, np.float64)
 
     def scores(convention):
         inv_freq, rotary = serving.partial_frequencies(head_dim, fraction, base=base, convention=convention)
-        turned = rope_rotate(np.broadcast_to(k, (pairs, delta.size, head_dim)), delta[None], inv_freq, rotary)
-        return np.einsum("pd,ptd->pt", q[:, 0], turned)
+        half = rotary // 2
+        qa, qb, ka, kb = q[:, :half], q[:, half:rotary], k[:, :half], k[:, half:rotary]
+        # Σ_i (q_i k_i + q_j k_j)·cos(Δω_i) + (q_j k_i − q_i k_j)·sin(Δω_i), plus the dims that do not turn
+        angle = np.outer(inv_freq, delta)
+        still = (q[:, rotary:] * k[:, rotary:]).sum(-1)[:, None]
+        return (qa * ka + qb * kb) @ np.cos(angle) + (qb * ka - qa * kb) @ np.sin(angle) + still
 
     neox, prop = scores("neox"), scores("proportional")
     return np.sqrt(((prop - neox) ** 2).mean(0)) / np.sqrt((neox**2).mean(0))

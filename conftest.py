@@ -14,7 +14,7 @@ cells share their kernel and a module's fixtures are made once. When 12 and 13
 run at once, 13 waits for each model 12 is training and reads it from the
 model cache (:mod:`posenc_helpers.lab.cache` locks a model while it trains).
 
-The nbval items of the notebooks that train models (12, 13, 15, 17) are marked
+The nbval items of the notebooks that train models (12, 13, 15, 17, 18) are marked
 ``slow`` here, since nbval's items take no marker of their own. When
 ``tests/test_no_jax.py`` runs the lessons under nbval with JAX blocked, the
 same lessons' nbval items of this run are deselected, so that each lesson is
@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 #: The notebooks that train lab models live (their nbval items are slow).
-TRAINING_NOTEBOOKS = ("12-", "13-", "15-", "17-")
+TRAINING_NOTEBOOKS = ("12-", "13-", "15-", "17-", "18-")
 
 #: Training notebooks whose nbval run goes to `make test-all` (marked `full`): notebook 17's live run trains ten
 #: models and two fresh seeds' more on every run, which the test command's 15 minutes cannot hold
@@ -46,6 +46,7 @@ LONGEST_FIRST = (
     "tests/test_lab_reproduce.py",
     "tests/browser/test_browser_lab.py",  # after 12: 13's demo trains what the model cache lacks (PERFORMANCE.md)
     "notebooks/15-lab-on-real-text.ipynb",
+    "notebooks/18-position-when-serving.ipynb",  # its last part trains four models (one is 12's, from the cache)
     "notebooks/17-your-own-experiment.ipynb",  # make test-all only (FULL_NOTEBOOKS): its live run trains ten models
     "tests/browser/test_browser_book.py",  # every page at 390 px too: no longer short enough to come last
     "tests/test_no_jax.py",

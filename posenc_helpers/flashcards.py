@@ -76,6 +76,7 @@ TOPICS: dict[str, str] = {
     "15": "the lab on real text",
     "16": "position at inference",
     "17": "your own experiment",
+    "18": "position when serving",
 }
 
 #: The cards, tagged by notebook. Misconception cards ask "True or false: …" and give the reason.
@@ -440,6 +441,31 @@ CARDS: list[Card] = [
          "False: those seeds chose it, so they cannot test it. Only seeds drawn after the claim was fixed can (the "
          "harness's fresh seeds, the tests' held-out seeds); a failure there is reported as measured, and a claim "
          "changed after it needs new seeds again.", "17"),
+    # 18: position when serving
+    Card("A converted checkpoint predicts its first token exactly as the original does, then degrades. Which two "
+         "position bugs fit, and why is the first token spared?",
+         "A forgotten pair permutation (interleaved pairs run by half-split code, or the reverse) or a flipped rotation "
+         "sign. The first token reads only its own key, at distance 0, where every pairing and either sign give the "
+         "identity rotation; the error of a score grows with the distance.", "18"),
+    Card("True or false: after evicting tokens, turning the cached RoPE keys back by the shift only approximates "
+         "recomputing them at their new positions.",
+         "False: R(−s)·R(p)·k = R(p − s)·k exactly, since rotations by angles proportional to the position compose. "
+         "What a shift keeps and a recomputation forgets is only what the kept tokens' later layers read before the "
+         "eviction.", "18"),
+    Card("In transformers 5, how many keys does each query of a sliding window of W read, and how many does the "
+         "dynamic cache keep between steps?",
+         "W: itself and the W − 1 before it (the mask kv_idx > q_idx − W). DynamicSlidingWindowLayer keeps the last "
+         "W − 1 between steps and adds the new key when it reads; the static cache keeps W, with the new key already "
+         "written.", "18"),
+    Card("Why quantize cached keys per channel before RoPE rather than after?",
+         "RoPE turns each pair by an angle that grows with the position, so after it each channel of a fast pair sweeps "
+         "through the pair's whole radius within a window: its range, and the quantizer's step, grow. Quantize before, "
+         "rotate after dequantizing (KVQuant's pre-RoPE keys).", "18"),
+    Card("True or false: a perplexity that stays flat when a model is served through a sliding window shows that "
+         "the model still uses what left the window.",
+         "False: almost every prediction needs only recent tokens, so the average cannot tell. Through a window the "
+         "lab's passkey models lose every needle beyond it while their loss elsewhere does not move; test retrieval, "
+         "not perplexity.", "18"),
 ]
 
 

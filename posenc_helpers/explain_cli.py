@@ -4,7 +4,7 @@
 ``--json`` (the report as data), ``--context 8k,128k,1M`` (the KV cache at those contexts; k = 1,024 and
 M = 1,048,576 tokens), ``--dtype bfloat16|float16|float32`` (instead of the config's), ``--bound`` (compute
 Men et al.'s Eq. 11 bound where it is not stored), ``--engine course|transformers`` (the course's reader, the
-default, or transformers itself: ``pip install "posenc_helpers[hf]"``) and ``--check`` (both engines, every
+default, or transformers itself: ``pip install "posenc_helpers[hf]"``), ``--check`` (both engines, every
 field where they disagree) and ``--assume llama`` (the course's reader reads a model_type it does not transcribe
 as Llama's code would, and the report says so: its first line, its notes, and ``"assumed"`` in ``--json``).
 

@@ -500,7 +500,13 @@ def hf_layers(config: dict) -> tuple[list[dict], list[str], dict]:
     hf_cfg = hf_config(config)
     text_cfg = hf_cfg.get_text_config(decoder=True)
     n = int(text_cfg.num_hidden_layers)
-    model = build_meta_model(hf_cfg)
+    try:
+        model = build_meta_model(hf_cfg)
+    except (TypeError, AttributeError, RuntimeError, IndexError, ZeroDivisionError) as exc:
+        # transformers' own model class fails on this config (e.g. HunYuanDenseV1Config's default head_dim None:
+        # self.scaling = self.head_dim**-0.5): named, with what failed
+        raise ValueError(f"transformers {transformers.__version__} cannot build model_type {hf_cfg.model_type!r} "
+                         f"from this config ({type(exc).__name__}: {exc})") from None
     decoder, layers = decoder_stack(model, n)
     trace, cache = trace_forward(model, decoder, layers)
     types_ = _layer_types(text_cfg, n)

@@ -85,9 +85,12 @@ ASSUMED_MISREAD = {"ernie4_5": {"layout"}, "helium": {"layout"}}
 #: config classes' defaults: each must be read alike or refused by the course's reader by name.
 NEWEST = ("deepseek_v4", "mistral4", "lfm3", "kimi_linear", "olmo_hybrid", "ergo", "minicpm5_moe", "param2moe")
 
-#: Families the transformers engine cannot trace in 5.25.0, with the error it names them by (the message names the
-#: model_type of the config it traced: the text config's, e.g. glm5_next_text).
-CANNOT_TRACE = {"glm5_next": "cannot trace model_type 'glm5_next", "kolibri1_1": "cannot trace model_type 'kolibri1_1"}
+#: Families the transformers engine cannot trace (or transformers cannot even build) in 5.25.0, as their config
+#: classes' defaults, with the error it names them by (the message names the model_type of the config it traced:
+#: the text config's, e.g. glm5_next_text).
+CANNOT_TRACE = {"glm5_next": "cannot trace model_type 'glm5_next", "kolibri1_1": "cannot trace model_type 'kolibri1_1",
+                # HunYuanDenseV1Config's default head_dim is None, and its attention computes head_dim ** -0.5
+                "hunyuan_v1_dense": "transformers 5.25.0 cannot build model_type 'hunyuan_v1_dense' from this config"}
 
 #: Families the course's reader refuses (not in posenc_helpers.configs.FAMILIES) that the transformers engine reads.
 REFUSED = ("deepseek_v4", "mistral4", "lfm3", "kimi_linear", "olmo_hybrid", "ergo", "mimo_v2_flash", "step3p7",

@@ -29,8 +29,20 @@ from __future__ import annotations
 import numpy as np
 
 from .base_bound import base_lower_bound, first_negative, stored_bounds
-from .configs import FAMILIES, describe_config, frequencies_from_config, layer_positions, per_layer, rope_settings
-from .kvcache import DTYPE_BYTES, RECURRENT_STATE_BYTES, dtype_bytes, kv_layers
+from .configs import (
+    FAMILIES,
+    check_family,
+    describe_config,
+    frequencies_from_config,
+    layer_positions,
+    per_layer,
+    rope_settings,
+)
+
+# _language: the KV counter's reading of a config's language model (text_config, and GPT-J's own key names), the
+# one place the package maps them; private there, so tests/test_explain.py holds this module's use of it to the
+# reader on every bundled config and hand-built shape
+from .kvcache import DTYPE_BYTES, RECURRENT_STATE_BYTES, _language, dtype_bytes, kv_layers
 
 #: The report's format version (``report["format"]``).
 FORMAT = 1
@@ -73,26 +85,16 @@ def attention_kind(layer_type: str, window) -> str:
     return "full" if window is None else "sliding"
 
 
-#: GPTJConfig.attribute_map (transformers 5.25.0, models/gptj/configuration_gptj.py): the names GPT-J's
-#: config.json uses for the fields the reader reads.
-GPTJ_NAMES = {"n_layer": "num_hidden_layers", "n_head": "num_attention_heads", "n_embd": "hidden_size",
-              "n_positions": "max_position_embeddings"}
+def language_config(config: dict) -> dict:
+    """The language model's part, as the KV counter reads it: a multimodal config's text_config (keeping the
+    outer model_type), GPT-J's keys (n_layer, n_head, n_embd, n_positions) under their attribute_map names."""
+    return _language(config)[0]
 
 
-def _inner(config: dict) -> dict:
-    """The language model's part: a multimodal config's text_config, keeping the outer model_type."""
-    if isinstance(config.get("text_config"), dict):
-        inner = dict(config["text_config"])
-        inner.setdefault("model_type", config.get("model_type"))
-        return inner
-    return config
-
-
-def gptj_names(config: dict) -> dict:
-    """A GPT-J config with its attribute_map's names added (n_layer → num_hidden_layers, ...); others unchanged."""
-    if config.get("model_type") == "gptj" or (config.get("model_type") is None and "n_layer" in config):
-        return {**{GPTJ_NAMES[k]: x for k, x in config.items() if k in GPTJ_NAMES}, **config}
-    return config
+def reader_config(config: dict) -> dict:
+    """The config the course's reader is given: a multimodal config as it is (the reader reads its text_config
+    and says so), any other as :func:`language_config` reads it (GPT-J's keys named as the reader reads them)."""
+    return config if isinstance(config.get("text_config"), dict) else language_config(config)
 
 
 def _sinks(model_type) -> bool | str:
@@ -128,22 +130,23 @@ def _kv_fields(kv) -> dict:
             "cache_layer": CACHE_LAYER[kv.kind], "kv_cached": kv.cached}
 
 
-def course_layers(config: dict) -> tuple[list[dict], list[str]]:
+def course_layers(config: dict, *, assume: str | None = None) -> tuple[list[dict], list[str]]:
     """One dict per decoder layer (:data:`LAYER_FIELDS`) read by the course's reader, and its notes.
 
-    A config the reader refuses raises its ValueError (naming the model_type or the key). The KV counter may
-    refuse a config the reader reads (an encoder, an unknown family without num_key_value_heads): then the
-    layers' KV fields are None and a note says why.
+    A config the reader refuses raises its ValueError (naming the model_type or the key); ``assume="llama"``
+    reads a model_type the reader does not transcribe as Llama's code would (the reader's first note says so).
+    The KV counter may refuse a config the reader reads (an encoder, an unknown family without
+    num_key_value_heads): then the layers' KV fields are None and a note says why.
     """
-    records = layer_positions(config)
-    notes = _reader_notes(config)
+    records = layer_positions(config, assume=assume)
+    notes = reader_notes(config, assume=assume)
     try:
-        kv, kv_notes = kv_layers(config)
+        kv, kv_notes = kv_layers(config, assume=assume)
         notes += kv_notes
     except ValueError as exc:
         kv = [None] * len(records)
         notes.append(f"KV cache not counted: {exc}")
-    model_type = _inner(config).get("model_type")
+    model_type = language_config(config).get("model_type")
     layers = []
     for r, cache in zip(records, kv, strict=True):
         inv = None if r.inv_freq is None else [float(x) for x in r.inv_freq]
@@ -159,16 +162,26 @@ def course_layers(config: dict) -> tuple[list[dict], list[str]]:
     return layers, notes
 
 
-def _reader_notes(config: dict) -> list[str]:
-    """The defaults and readings the reader states: describe_config's notes, or rope_settings' for one scheme."""
-    if per_layer(config):
-        return [line[len("note: "):] for line in describe_config(config).splitlines() if line.startswith("note: ")]
-    return [n for n in rope_settings(config).notes if not n.startswith("base ")]
+def reader_notes(config: dict, *, assume: str | None = None) -> list[str]:
+    """The defaults and readings the reader states, in its words.
+
+    For one scheme on every layer, :func:`~posenc_helpers.configs.rope_settings`' notes (but where the base
+    came from). For a per-layer config, the reader exposes its notes only in :func:`describe_config`'s report,
+    one ``note: `` line each, after every other line: they are read back from there (tests/test_explain.py
+    holds the result to the reader's own list on every bundled config and hand-built shape).
+
+    >>> reader_notes({"model_type": "gemma3_text", "num_hidden_layers": 2, "head_dim": 64})[:1]
+    ['no layer_types: every 6th layer full, the others sliding (the class default)']
+    """
+    if per_layer(config, assume=assume):
+        lines = describe_config(config, assume=assume).splitlines()
+        return [line[len("note: "):] for line in lines if line.startswith("note: ")]
+    return [n for n in rope_settings(config, assume=assume).notes if not n.startswith("base ")]
 
 
 def declared_context(config: dict) -> int | None:
     """max_position_embeddings (or n_positions), in text_config or at the top; None when neither states one."""
-    for source in (_inner(config), config):
+    for source in (language_config(config), config):
         for key in ("max_position_embeddings", "n_positions"):
             if isinstance(source.get(key), int) and not isinstance(source.get(key), bool) and source[key] > 0:
                 return source[key]
@@ -268,7 +281,7 @@ def kv_summary(layers: list[dict], contexts, size: int | None) -> dict | None:
 
 def _bidirectional(config: dict) -> bool:
     return any(part.get("model_type") == "modernbert" or part.get("use_bidirectional_attention") not in (None, False)
-               for part in (config, _inner(config)))
+               for part in (config, language_config(config)))
 
 
 def base_check(kinds: list[dict], context: int | None, *, long_freqs=None, compute_bound: bool = False) -> list[dict]:
@@ -306,13 +319,16 @@ def base_check(kinds: list[dict], context: int | None, *, long_freqs=None, compu
 
 def build_report(layers: list[dict], notes: list[str], config: dict, *, engine: dict, contexts=DEFAULT_CONTEXTS,
                  dtype: str | None = None, source: str | None = None, long_freqs=None,
-                 compute_bound: bool = False) -> dict:
-    """The whole report from one engine's layers: kinds, runs, KV cache, base-context check and notes."""
+                 compute_bound: bool = False, assumed: dict | None = None) -> dict:
+    """The whole report from one engine's layers: kinds, runs, KV cache, base-context check and notes.
+
+    ``assumed`` (``{"model_type": ..., "read_as": "llama"}``, or None) records that the course's reader read a
+    model_type it does not transcribe as another family's code would, on request."""
     contexts = tuple(contexts)
     name, size, dtype_from = resolve_dtype(config, dtype)
     kinds, runs = kinds_and_runs(layers)
     context = declared_context(config)
-    inner = _inner(config)
+    inner = language_config(config)
     notes = list(dict.fromkeys(notes))
     if name is None:
         notes.append(f"KV cache in numbers, not bytes: {dtype_from}")
@@ -329,7 +345,7 @@ def build_report(layers: list[dict], notes: list[str], config: dict, *, engine: 
         notes.append(f"KV cache not totalled: cache layers of kind {', '.join(other)}, which the report does not count")
     return {
         "format": FORMAT, "engine": engine, "source": source, "model_type": inner.get("model_type"),
-        "text_config": isinstance(config.get("text_config"), dict), "num_layers": len(layers),
+        "assumed": assumed, "text_config": isinstance(config.get("text_config"), dict), "num_layers": len(layers),
         "declared_context": declared_context(config), "kinds": kinds, "runs": runs,
         "kv_cache": {"dtype": name, "bytes_per_number": size, "dtype_from": dtype_from if name else None,
                      **(kv_summary(layers, contexts, size) or {"contexts": None})},
@@ -345,27 +361,57 @@ def course_engine() -> dict:
     return {"name": "course", "reader": "posenc_helpers.configs", "version": f"posenc_helpers {__version__}"}
 
 
-def _long_frequencies(config: dict, layers: list[dict]) -> dict | None:
+def _long_frequencies(config: dict, layers: list[dict], assume: str | None = None) -> dict | None:
     """A single-scheme dynamic or LongRoPE config's frequencies at its declared context, by kind key, for the
     base check (the layers hold the short-sequence ones); None otherwise."""
     context = declared_context(config)
-    if per_layer(config) or context is None or not layers or layers[0]["rope_type"] not in ("dynamic", "longrope"):
+    if (per_layer(config, assume=assume) or context is None or not layers
+            or layers[0]["rope_type"] not in ("dynamic", "longrope")):
         return None
-    inv, _att = frequencies_from_config(config, seq_len=context)
+    inv, _att = frequencies_from_config(config, seq_len=context, assume=assume)
     return {_kind_key(layers[0]): [float(x) for x in inv]}
 
 
+def assumption(config: dict, assume: str | None) -> tuple[dict | None, str | None]:
+    """(what was assumed, as the report's data, or None; a note when ``assume`` was given but not needed).
+
+    The reader's own check (:func:`~posenc_helpers.configs.check_family`) decides: a model_type it does not
+    transcribe is read as ``assume`` asks; a family it transcribes, or a config without model_type, is read as
+    always, and ``assume`` changes nothing.
+
+    >>> assumption({"model_type": "mystery_lm"}, "llama")
+    ({'model_type': 'mystery_lm', 'read_as': 'llama'}, None)
+    >>> assumption({"model_type": "qwen3"}, "llama")[1]
+    "assume='llama' not used: model_type 'qwen3' is a family the reader transcribes"
+    """
+    model_type = check_family(config, assume)
+    if model_type is not None:
+        return {"model_type": model_type, "read_as": assume}, None
+    if assume is None:
+        return None, None
+    named = language_config(config).get("model_type")
+    why = (f"model_type {named!r} is a family the reader transcribes" if named is not None
+           else "the config has no model_type, and is read Llama-style where no key names a family")
+    return None, f"assume={assume!r} not used: {why}"
+
+
 def explain(config: dict, *, contexts=DEFAULT_CONTEXTS, dtype: str | None = None, source: str | None = None,
-            compute_bound: bool = False) -> dict:
-    """The report of ``config`` by the course's engine (see the module docstring); a refused config raises."""
+            compute_bound: bool = False, assume: str | None = None) -> dict:
+    """The report of ``config`` by the course's engine (see the module docstring); a refused config raises.
+
+    ``assume="llama"`` reads a model_type the reader does not transcribe as Llama's code would: the report's
+    ``assumed`` says so as data, and the reader's first note in words."""
     if not isinstance(config, dict):
         raise ValueError(f"the config must be a JSON object (a dict), got {type(config).__name__}")
-    layers, notes = course_layers(gptj_names(config))
-    long_freqs = _long_frequencies(config, layers)
+    assumed, unused = assumption(config, assume)
+    layers, notes = course_layers(reader_config(config), assume=assume)
+    if unused:
+        notes.insert(0, unused)
+    long_freqs = _long_frequencies(config, layers, assume)
     if long_freqs:
         notes.append(f"base-context check with the {layers[0]['rope_type']} frequencies at the declared context")
     return build_report(layers, notes, config, engine=course_engine(), contexts=contexts, dtype=dtype,
-                        source=source, long_freqs=long_freqs, compute_bound=compute_bound)
+                        source=source, long_freqs=long_freqs, compute_bound=compute_bound, assumed=assumed)
 
 
 #: The fields ``--check`` holds the two engines to, per layer (a field either engine could not read is skipped).

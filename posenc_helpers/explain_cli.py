@@ -4,13 +4,16 @@
 ``--json`` (the report as data), ``--context 8k,128k,1M`` (the KV cache at those contexts; k = 1,024 and
 M = 1,048,576 tokens), ``--dtype bfloat16|float16|float32`` (instead of the config's), ``--bound`` (compute
 Men et al.'s Eq. 11 bound where it is not stored), ``--engine course|transformers`` (the course's reader, the
-default, or transformers itself: ``pip install "posenc_helpers[hf]"``) and ``--check`` (both engines, every
-field where they disagree).
+default, or transformers itself: ``pip install "posenc_helpers[hf]"``), ``--check`` (both engines, every
+field where they disagree) and ``--assume llama`` (the course's reader reads a model_type it does not transcribe
+as Llama's code would, and the report says so: its first line, its notes, and ``"assumed"`` in ``--json``).
 
 Bad input (a file that is not JSON, a config the reader refuses, an unknown dtype, a bad context) prints one
-line, ``posenc explain: error: ...``, to standard error and exits with status 2. ``--check`` exits with 1
-when the engines disagree, 0 when they agree or when the course's reader refuses the config by name.
-Nothing here reaches the network.
+line, ``posenc explain: error: ...``, to standard error and exits with status 2: the reader's own message, in
+the command's words (``--assume llama`` where the Python function says ``assume='llama'``). A family without
+RoPE (BLOOM, MPT: ALiBi; GPT-2, OPT, ...: learned positions) is refused so, with or without ``--assume``.
+``--check`` exits with 1 when the engines disagree, 0 when they agree or when the course's reader refuses the
+config by name. Nothing here reaches the network.
 
 >>> parse_contexts("8k,128k,1M")
 (8192, 131072, 1048576)
@@ -25,7 +28,8 @@ import re
 import sys
 from pathlib import Path
 
-from .explain import DEFAULT_CONTEXTS, compare_layers, course_layers, explain, gptj_names
+from .configs import ASSUMABLE
+from .explain import DEFAULT_CONTEXTS, assumption, compare_layers, course_layers, explain, reader_config
 from .explain_text import render_json, render_text
 from .kvcache import DTYPE_BYTES
 
@@ -91,11 +95,27 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--bound", action="store_true", help="compute Eq. 11's bound where it is not stored (slow)")
     parser.add_argument("--engine", default="course", help="course (default) or transformers")
     parser.add_argument("--check", action="store_true", help="run both engines and print where they disagree")
+    parser.add_argument("--assume", default=None, metavar="llama",
+                        help="read a model_type the course's reader does not transcribe as Llama's code would")
     return parser
 
 
+def command_words(text: str) -> str:
+    """The reader's words for the command's user: ``--assume llama`` where the Python function says
+    ``assume='llama'`` (a command-line user cannot pass a keyword argument).
+
+    >>> command_words("pass assume='llama' to read it as Llama's code would")
+    "pass --assume llama to read it as Llama's code would"
+    """
+    for family in ASSUMABLE:
+        # the reader's note "read as Llama's code reads it, because assume='llama' (...)"
+        text = text.replace(f"because assume={family!r}", f"as --assume {family} asks")
+        text = text.replace(f"assume={family!r}", f"--assume {family}")
+    return text
+
+
 def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    return command_words(" ".join(str(exc).split())) or type(exc).__name__
 
 
 def _hf():
@@ -114,7 +134,22 @@ def _report(options, config: dict, name: str, contexts) -> dict:
     kwargs = dict(contexts=contexts, dtype=options.dtype, source=name, compute_bound=options.bound)
     if options.engine == "transformers":
         return _hf().explain(config, **kwargs)
-    return explain(config, **kwargs)
+    report = explain(config, assume=options.assume, **kwargs)
+    return {**report, "notes": [command_words(n) for n in report["notes"]]}
+
+
+def _check_options(options) -> None:
+    """Refuse, by name, an engine, a dtype or an --assume the command does not know, or one it cannot apply."""
+    if options.engine not in ("course", "transformers"):
+        raise ExplainError(f"unknown engine {options.engine!r} (--engine); known: course, transformers")
+    if options.dtype is not None and options.dtype not in DTYPE_BYTES:
+        raise ExplainError(f"unknown dtype {options.dtype!r} (--dtype); known: {', '.join(DTYPE_BYTES)}")
+    if options.assume is not None and options.assume not in ASSUMABLE:
+        raise ExplainError(f"unknown family {options.assume!r} (--assume); the course's reader assumes only: "
+                           f"{', '.join(ASSUMABLE)}")
+    if options.assume is not None and options.engine == "transformers" and not options.check:
+        raise ExplainError("--assume is for the course's reader: --engine transformers reads every family it "
+                           "knows by the family's own code")
 
 
 def main(argv: list[str] | None = None, *, stdin=None, out=None, err=None) -> int:
@@ -126,10 +161,7 @@ def main(argv: list[str] | None = None, *, stdin=None, out=None, err=None) -> in
     except SystemExit as exc:  # argparse has printed its usage line and error
         return int(exc.code or 0) and 2
     try:
-        if options.engine not in ("course", "transformers"):
-            raise ExplainError(f"unknown engine {options.engine!r} (--engine); known: course, transformers")
-        if options.dtype is not None and options.dtype not in DTYPE_BYTES:
-            raise ExplainError(f"unknown dtype {options.dtype!r} (--dtype); known: {', '.join(DTYPE_BYTES)}")
+        _check_options(options)
         contexts = DEFAULT_CONTEXTS if options.context is None else parse_contexts(options.context)
         if options.check:
             return _check_all(options, stdin, out)
@@ -172,26 +204,34 @@ def _grouped(diffs: list[dict]) -> list[str]:
     return lines
 
 
-def check(config: dict, name: str) -> dict:
+def check(config: dict, name: str, assume: str | None = None) -> dict:
     """Both engines on ``config``: ``{"verdict": "agree" | "disagree" | "refused", ...}``.
 
-    "refused": the course's reader refuses the config by name (its message in ``"refused"``), while transformers
-    reads it; "disagree": ``"disagreements"`` lists every (layer, field) where the two differ.
+    "refused": the course's reader refuses the config by name (its message in ``"refused"``, in the command's
+    words), while transformers reads it; "disagree": ``"disagreements"`` lists every (layer, field) where the
+    two differ. With ``assume="llama"``, a model_type the reader does not transcribe is read as Llama's code
+    would (``"assumed"`` names it), and the check shows where that assumption and the family's own code part.
     """
     hf = _hf()
-    hf_layers, _hf_notes, engine = hf.hf_layers(config)
+    hf_layers, hf_notes, engine = hf.hf_layers(config)
     result = {"source": name, "transformers": engine["version"], "layers": len(hf_layers), "refused": None,
-              "disagreements": [], "not_compared": []}
+              "assumed": None, "disagreements": [], "not_compared": [], "transformers_notes": hf_notes}
     try:
-        course, _notes = course_layers(gptj_names(config))
+        assumed, _unused = assumption(config, assume)
+        course, _notes = course_layers(reader_config(config), assume=assume)
     except (ValueError, TypeError) as exc:
         return {**result, "verdict": "refused", "refused": _one_line(exc)}
+    result["assumed"] = assumed
     diffs, skipped = compare_layers(course, hf_layers)
     return {**result, "verdict": "disagree" if diffs else "agree", "disagreements": diffs, "not_compared": skipped}
 
 
 def _check_lines(result: dict) -> list[str]:
     lines = [f"check: {result['source']}: the course's reader against {result.get('transformers', 'transformers')}"]
+    if result.get("assumed"):
+        a = result["assumed"]
+        lines.append(f"model_type {a['model_type']!r} read as {a['read_as'].capitalize()}'s code reads it "
+                     f"(--assume {a['read_as']})")
     if result["verdict"] == "error":
         lines.append(f"transformers engine failed: {result['error']}")
     elif result["verdict"] == "refused":
@@ -204,6 +244,7 @@ def _check_lines(result: dict) -> list[str]:
         lines += _grouped(result["disagreements"])
     if result.get("not_compared"):
         lines.append("not compared (one engine cannot read them): " + ", ".join(result["not_compared"]))
+    lines += [f"note from the transformers engine: {n}" for n in result.get("transformers_notes") or ()]
     return lines
 
 
@@ -213,7 +254,7 @@ def _check_all(options, stdin, out) -> int:
     for where in options.config:
         config, name = load_config(where, stdin)
         try:
-            results.append(check(config, name))
+            results.append(check(config, name, options.assume))
         except ExplainError:
             raise
         except (ValueError, TypeError, KeyError, AttributeError, RuntimeError) as exc:

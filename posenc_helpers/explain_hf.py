@@ -33,7 +33,8 @@ import types
 
 import numpy as np
 
-from .explain import NOT_TRACED, attention_kind, build_report
+from .configs import NOT_ROPE
+from .explain import NOT_TRACED, attention_kind, build_report, language_config
 
 # torch and transformers, imported by load() on first use (so that importing this module, as the doctest
 # collector does, needs neither)
@@ -64,6 +65,7 @@ class _Trace:
         self.attention: dict[int, dict] = {}     # layer → the probe's record
         self.norms: dict[int, list] = {}         # layer → [(step, name, width)]
         self.memo: dict[tuple, dict] = {}        # the RoPE fields of each (rotary module, layer type, call)
+        self.cache_error: Exception | None = None  # why transformers could not build the model's DynamicCache
 
     def tick(self) -> int:
         self.step += 1
@@ -126,6 +128,12 @@ def build_meta_model(hf_cfg):
                 except ValueError as exc:
                     if "Unrecognized configuration class" not in str(exc):
                         raise
+                except KeyError as exc:  # a model that looks its attention class up by name (GPT-Neo's)
+                    if _PROBE not in str(exc):
+                        raise
+                    raise ValueError(f"the transformers engine cannot read model_type {hf_cfg.model_type!r}: its "
+                                     "attention class is chosen from a fixed table, which takes no registered "
+                                     f"attention implementation (KeyError: {exc})") from None
     raise ValueError(f"transformers {transformers.__version__} has no model class for model_type {hf_cfg.model_type!r}")
 
 
@@ -202,6 +210,11 @@ def _install(decoder, layers, as_tuple: bool, narrow: bool) -> list:
                         handles.append(norm.register_forward_hook(seen))
     for module in decoder.modules():
         if type(module).__name__.endswith("RotaryEmbedding"):
+            static = _static_rope_type(module)
+            if static is not None:
+                patches.append((module, "rope_type", module.rope_type))
+                module.rope_type = static
+
             def produced(m, args, kwargs, out):
                 tensors = out if isinstance(out, tuple | list) else (out,)
                 for position, t in enumerate(tensors):
@@ -209,6 +222,24 @@ def _install(decoder, layers, as_tuple: bool, narrow: bool) -> list:
                         _TRACE.rotary_out[id(t)] = (m, args, kwargs, position)
             handles.append(module.register_forward_hook(produced, with_kwargs=True))
     return handles + patches
+
+
+def _static_rope_type(module):
+    """The rope_type a dynamic-NTK rotary module is traced under ("default" for "dynamic"), or None to keep its own.
+
+    transformers' ``dynamic_rope_update`` (modeling_rope_utils.py, 5.25.0) decides in Python whether to grow the
+    base (``if seq_len > max_seq_len_cached``), which a meta tensor cannot answer. Over the trace's TOKENS
+    positions, within the module's original length, neither that branch nor the reset runs: the forward pass
+    uses the module's inv_freq as built, as under "default". The frequencies themselves are read from a CPU
+    rebuild of the module (:func:`rotary_values`), which keeps its own rope_type."""
+    kind = getattr(module, "rope_type", None)
+    if int(getattr(module, "original_max_seq_len", 0) or 0) < TOKENS:
+        return None
+    if isinstance(kind, str) and "dynamic" in kind:
+        return "default"
+    if isinstance(kind, dict) and any("dynamic" in str(x) for x in kind.values()):
+        return {k: "default" if "dynamic" in str(x) else x for k, x in kind.items()}
+    return None
 
 
 def _undo(installed: list) -> None:
@@ -226,15 +257,24 @@ def trace_forward(model, decoder, layers):
     modules = {sys.modules[type(m).__module__] for m in model.modules()}
     restore = _wrap_rotary_functions(modules, lambda: _TRACE)
     try:
-        last = None
+        last = cache_error = None
         # the MLP alone passed through first (its output a tensor, else a pair), then every block but attention;
         # last, without a cache (the KV fields are then not traced)
         for narrow, as_tuple, with_cache in ((True, False, True), (True, True, True), (False, False, True),
                                              (False, True, True), (True, False, False), (False, False, False)):
             _TRACE = _Trace()
             installed = _install(decoder, layers, as_tuple, narrow)
-            cache = DynamicCache(config=model.config) if with_cache else None
             try:
+                # the cache the model would build; one transformers cannot build (a sliding layer without
+                # sliding_window) falls through to the attempts without a cache, and the trace says why
+                cache = None
+                if with_cache:
+                    try:
+                        cache = DynamicCache(config=model.config)
+                    except (ValueError, TypeError, RuntimeError, AttributeError, IndexError, KeyError) as exc:
+                        cache_error = exc
+                        raise
+                _TRACE.cache_error = cache_error
                 with torch.no_grad():
                     ids = torch.zeros(1, TOKENS, dtype=torch.long, device="meta")
                     cache_name = "cache" if "cache" in inspect.signature(decoder.forward).parameters else "past_key_values"
@@ -460,7 +500,13 @@ def hf_layers(config: dict) -> tuple[list[dict], list[str], dict]:
     hf_cfg = hf_config(config)
     text_cfg = hf_cfg.get_text_config(decoder=True)
     n = int(text_cfg.num_hidden_layers)
-    model = build_meta_model(hf_cfg)
+    try:
+        model = build_meta_model(hf_cfg)
+    except (TypeError, AttributeError, RuntimeError, IndexError, ZeroDivisionError) as exc:
+        # transformers' own model class fails on this config (e.g. HunYuanDenseV1Config's default head_dim None:
+        # self.scaling = self.head_dim**-0.5): named, with what failed
+        raise ValueError(f"transformers {transformers.__version__} cannot build model_type {hf_cfg.model_type!r} "
+                         f"from this config ({type(exc).__name__}: {exc})") from None
     decoder, layers = decoder_stack(model, n)
     trace, cache = trace_forward(model, decoder, layers)
     types_ = _layer_types(text_cfg, n)
@@ -495,7 +541,29 @@ def hf_layers(config: dict) -> tuple[list[dict], list[str], dict]:
             "qk_norm": _qk_norm(trace, i, rope_step, (head, heads * head if att else None)) if att else NOT_TRACED,
             "sinks": sinks, **_kv_of(layer_cache, numbers, "chunked" if types_[i] == "chunked_attention" else None),
         })
-    return out, [], engine_info()
+    notes = []
+    if cache is None and trace.cache_error is not None:
+        notes.append(f"transformers {transformers.__version__} cannot build this config's DynamicCache(config=...) "
+                     f"({type(trace.cache_error).__name__}: {trace.cache_error}): traced without a cache")
+    return out, notes, engine_info()
+
+
+def position_without_rope(config: dict) -> str | None:
+    """A note for a family whose position is not RoPE (the course's reader's record, configs.NOT_ROPE, and
+    Falcon with alibi), which this engine, tracing the rotary function alone, does not see; None otherwise.
+
+    >>> position_without_rope({"model_type": "bloom"})[:40]
+    "model_type 'bloom' gives position by ALi"
+    """
+    inner = language_config(config)
+    model_type = inner.get("model_type")
+    what = NOT_ROPE.get(model_type) if isinstance(model_type, str) else None
+    if model_type == "falcon" and inner.get("alibi"):
+        what = "ALiBi (alibi: true: FalconModel builds build_alibi_tensor and applies no rotary embedding)"
+    if what is None:
+        return None
+    return (f"model_type {model_type!r} gives position by {what} (posenc_helpers.configs.NOT_ROPE), which this "
+            "engine does not trace: it reads RoPE alone, and reports these layers as calling no rotary function")
 
 
 def engine_info() -> dict:
@@ -511,4 +579,7 @@ def explain(config: dict, **kwargs) -> dict:
     with contextlib.redirect_stdout(sys.stderr):
         layers, notes, engine = hf_layers(config)
     notes.append("transformers engine: query temperatures, the norms' kind and linear-attention states are not traced")
+    elsewhere = position_without_rope(config)
+    if elsewhere:
+        notes.insert(0, elsewhere)
     return build_report(layers, notes, config, engine=engine, **kwargs)

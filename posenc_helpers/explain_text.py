@@ -18,6 +18,9 @@ import math
 
 from .explain import NOT_TRACED
 
+# whose code an assumed family's config is read as (the report's ``assumed["read_as"]``)
+_FAMILY_CODE = {"llama": "Llama's"}
+
 
 def size_text(x: float) -> str:
     """Bytes in binary units: '512 KiB', '4.0 GiB', '96 B'.
@@ -43,9 +46,13 @@ def context_label(n: int) -> str:
     return f"{n // 1024}K" if n % 1024 == 0 else f"{n:,}"
 
 
-def _rope_text(k: dict) -> str:
+def _rope_text(k: dict, rope_only: bool = False) -> str:
+    """The layer's RoPE in words. ``rope_only``: the engine traces the rotary function alone (transformers'), so a
+    layer without it has no RoPE, and may still get position elsewhere (an ALiBi bias, a learned table)."""
     if k["rope"] is False:
-        return "no positional encoding" + (" (linear attention: a recurrent state)" if k["attention"] == "linear" else "")
+        if k["attention"] == "linear":
+            return "no positional encoding (linear attention: a recurrent state)"
+        return "no RoPE (the layer calls no rotary function)" if rope_only else "no positional encoding"
     if k["rope"] == NOT_TRACED:
         return "RoPE not traced"
     width = (f"all {k['head_dim']} dims" if k["rotary_dim"] == k["head_dim"] else f"{k['rotary_dim']} of {k['head_dim']} dims")
@@ -89,12 +96,12 @@ def _kv_text(k: dict) -> str:
     return f"KV: {k['kv_numbers_per_token']:,} numbers per token, keeps {keeps}"
 
 
-def kind_line(k: dict) -> str:
-    """One kind of layer in one line (wrapped by the caller)."""
+def kind_line(k: dict, engine: str = "course") -> str:
+    """One kind of layer in one line (wrapped by the caller), as ``engine`` ("course" or "transformers") read it."""
     span = ""
     if k["window"] is not None:
         span = f" {'chunk' if k['attention'] == 'chunked' else 'window'} {k['window']:,}"
-    parts = [f"{k['attention']} attention{span}", _rope_text(k)]
+    parts = [f"{k['attention']} attention{span}", _rope_text(k, rope_only=engine == "transformers")]
     if isinstance(k["softmax_scale"], float):
         parts.append(f"softmax scale {k['softmax_scale']:.6g}")
     if k["query_temperature"] not in (None, NOT_TRACED):
@@ -178,12 +185,18 @@ def render_text(report: dict) -> str:
     engine = report["engine"]
     where = report["source"] or "(given as data)"
     model = f"model_type {report['model_type']!r}" if report["model_type"] else "no model_type"
-    lines = [f"config: {where}; {model}" + (", read from its text_config" if report["text_config"] else ""),
+    assumed = report.get("assumed")
+    if assumed:
+        code = _FAMILY_CODE.get(assumed["read_as"], assumed["read_as"])
+        model += f", not a family the reader transcribes: read as {code} code reads it (assumed on request; see the notes)"
+    first = f"config: {where}; {model}" + (", read from its text_config" if report["text_config"] else "")
+    # the first line as it always was (scripts read it); wrapped only when it states an assumption
+    lines = [*(_wrap(first) if assumed else [first]),
              f"engine: {engine['version']}" + (f" ({engine['detail']})" if engine.get("detail") else ""),
              f"layers: {report['num_layers']}, {len(report['kinds'])} kind" + ("s" if len(report["kinds"]) > 1 else ""),
              *_wrap("runs: " + _runs_text(report["runs"]))]
     for k in report["kinds"]:
-        lines += _wrap("  " + kind_line(k))
+        lines += _wrap("  " + kind_line(k, engine["name"]))
     lines += _kv_lines(report)
     lines += _base_lines(report)
     if report["notes"]:

@@ -22,8 +22,10 @@ import numpy as np
 import pytest
 
 from posenc_helpers.base_bound import config_bounds
-from posenc_helpers.configs import bundled_configs, layer_positions
-from posenc_helpers.kvcache import bundled_kv_config
+from posenc_helpers.configs import NOT_ROPE, bundled_configs, layer_positions, per_layer, rope_settings
+from posenc_helpers.configs import layers as configs_layers
+from posenc_helpers.explain import explain, reader_config, reader_notes
+from posenc_helpers.kvcache import bundled_kv_config, kv_layers
 
 ROOT = Path(__file__).resolve().parent.parent
 POSENC = Path(sys.executable).parent / "posenc"
@@ -52,7 +54,7 @@ def bundled(tmp_path_factory) -> dict[str, Path]:
     return paths
 
 
-def per_layer(rep: dict) -> list[dict]:
+def per_layer_report(rep: dict) -> list[dict]:
     """The report's layers, one dict each, rebuilt from its runs and kinds."""
     kinds = {k["id"]: k for k in rep["kinds"]}
     out = []
@@ -71,7 +73,7 @@ def test_the_installed_command_explains_every_bundled_config(bundled):
 @pytest.mark.parametrize("name", sorted(bundled_configs("all")))
 def test_the_layers_are_the_readers_layers_in_runs(bundled, name):
     rep, config = report(bundled[name]), bundled_kv_config(name)
-    layers = per_layer(rep)
+    layers = per_layer_report(rep)
     records = layer_positions({**config, "num_hidden_layers": config.get("num_hidden_layers", config.get("n_layer"))}
                               if "text_config" not in config else config)
     assert rep["num_layers"] == len(layers) == len(records)
@@ -175,6 +177,8 @@ def one_line_error(result, *words):
     assert result.returncode == 2 and result.stdout == "", result
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("posenc explain: error: "), result.stderr
+    # a command-line user cannot pass a keyword argument: the reader's assume='llama' reads --assume llama
+    assert "assume=" not in lines[0], lines[0]
     for word in words:
         assert word in lines[0], (word, lines[0])
 
@@ -188,8 +192,13 @@ def test_bad_input_gets_one_line_and_status_2(tmp_path, bundled):
     one_line_error(run("explain", bundled["Llama 3.1 8B"], "--context", "8k,lots"), "--context 'lots'")
     one_line_error(run("explain", bundled["Llama 3.1 8B"], "--context", "0"), "--context '0'")
     one_line_error(run("explain", bundled["Llama 3.1 8B"], "--engine", "vllm"), "unknown engine 'vllm'")
+    # a model_type the reader does not transcribe is refused first, by name, in the command's words
     refused = json.dumps({"model_type": "mystery_lm", "num_hidden_layers": 4, "head_dim": 64, "sliding_window": 4096})
-    one_line_error(run("explain", "-", stdin=refused), "model_type 'mystery_lm'", "sliding_window")
+    one_line_error(run("explain", "-", stdin=refused), "model_type 'mystery_lm'", "not a family the reader transcribes",
+                   "pass --assume llama")
+    # with --assume llama, its window is refused by key: what a window means is the family's code's to say
+    one_line_error(run("explain", "-", "--assume", "llama", stdin=refused), "model_type 'mystery_lm'",
+                   "(--assume llama given)", "sliding_window = 4096")
     nested = json.dumps({"model_type": "qwen3", "num_hidden_layers": 2, "head_dim": 64, "layer_types": ["full_attention"] * 2,
                          "rope_parameters": {"full_attention": {"rope_type": "default", "rope_theta": 1e4}}})
     one_line_error(run("explain", "-", stdin=nested), "rope_parameters is nested", "'qwen3'")
@@ -260,3 +269,139 @@ def test_the_docs_page_shows_the_commands_current_output():
     for command, shown in blocks:
         result = run(*command.split(), cwd=ROOT)
         assert result.returncode == 0 and result.stdout == shown, command
+
+
+# --- the reader's refusals, in the command's words (issue 42 §2 met issue 45) ---------------------------------------
+
+# a family the reader does not transcribe, Llama-sized: 4 layers, 8 heads of 512 / 8 = 64 dims, 2 KV heads
+MYSTERY = {"model_type": "mystery_lm", "num_hidden_layers": 4, "hidden_size": 512, "num_attention_heads": 8,
+           "num_key_value_heads": 2, "rope_theta": 1e4, "max_position_embeddings": 4096, "torch_dtype": "bfloat16"}
+
+
+def test_assume_llama_reads_an_unknown_family_and_says_so():
+    config = json.dumps(MYSTERY)
+    text = run("explain", "-", "--assume", "llama", stdin=config)
+    assert text.returncode == 0 and text.stderr == "", text.stderr
+    # the first line (wrapped at 100 characters) says what was assumed
+    first = " ".join(text.stdout.split("\nengine: ")[0].split())
+    assert first == ("config: standard input; model_type 'mystery_lm', not a family the reader transcribes: read as "
+                     "Llama's code reads it (assumed on request; see the notes)"), first
+    notes = text.stdout[text.stdout.index("\nnotes:\n"):]
+    assert "model_type 'mystery_lm' is not a family the reader transcribes: read as Llama's code reads it, as " \
+           "--assume llama asks" in " ".join(notes.split())
+    assert "assume=" not in text.stdout
+    rep = json.loads(run("explain", "-", "--assume", "llama", "--json", stdin=config).stdout)
+    assert rep["assumed"] == {"model_type": "mystery_lm", "read_as": "llama"} and rep["model_type"] == "mystery_lm"
+    assert rep["notes"][0].startswith("model_type 'mystery_lm' is not a family the reader transcribes")
+    # what the family's own code decides is not claimed: QK-norm and sinks unknown
+    (kind,) = rep["kinds"]
+    assert kind["qk_norm"] == "unknown" and kind["sinks"] == "unknown"
+    # read as Llama: 4 layers × 2 (keys, values) × 2 KV heads × 64 dims = 1,024 numbers per token, 2 bytes each;
+    # 32 pairs, ω_k = 10,000^(−2k/64)
+    assert rep["kv_cache"]["numbers_per_token"] == 4 * 2 * 2 * 64 and rep["kv_cache"]["bytes_per_token"] == 2048
+    assert kind["pairs"] == 32 and np.allclose(kind["inv_freq"], [1e4 ** (-2 * k / 64) for k in range(32)], rtol=1e-13)
+    # and exactly as the same config with model_type 'llama' (nothing else differs)
+    llama = json.loads(run("explain", "-", "--json", stdin=json.dumps({**MYSTERY, "model_type": "llama"})).stdout)
+    same = ("attention", "window", "rope", "pairs", "rotary_dim", "head_dim", "layout", "base", "inv_freq",
+            "softmax_scale", "kv_numbers_per_token", "kv_holds")
+    assert [kind[f] for f in same] == [llama["kinds"][0][f] for f in same]
+    assert llama["assumed"] is None and rep["kv_cache"]["contexts"] == llama["kv_cache"]["contexts"]
+
+
+def test_assume_takes_only_llama_and_only_with_the_course_engine(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(MYSTERY), encoding="utf-8")
+    one_line_error(run("explain", path, "--assume", "mistral"), "unknown family 'mistral' (--assume)", "only: llama")
+    one_line_error(run("explain", path, "--assume", "Llama"), "unknown family 'Llama' (--assume)")
+    one_line_error(run("explain", path, "--assume", "llama", "--engine", "transformers"),
+                   "--assume is for the course's reader")
+    # a family the reader transcribes is read as always, and the report says --assume changed nothing
+    known = tmp_path / "qwen3.json"
+    known.write_text(json.dumps({**MYSTERY, "model_type": "qwen3"}), encoding="utf-8")
+    with_assume, without = report(known, "--assume", "llama"), report(known)
+    assert with_assume["assumed"] is None and with_assume["kinds"] == without["kinds"]
+    assert with_assume["notes"][0] == "--assume llama not used: model_type 'qwen3' is a family the reader transcribes"
+    assert with_assume["notes"][1:] == without["notes"]
+
+
+@pytest.mark.parametrize("model_type", [*sorted(NOT_ROPE), "falcon with alibi"])
+def test_a_family_without_rope_gets_the_readers_own_refusal(model_type):
+    config = {"model_type": model_type, "n_layer": 2, "num_hidden_layers": 2, "n_head": 4, "n_embd": 256,
+              "hidden_size": 256, "num_attention_heads": 4, "torch_dtype": "float32"}
+    if model_type == "falcon with alibi":
+        config["model_type"], config["alibi"] = "falcon", True
+    with pytest.raises(ValueError) as refusal:  # the reader's own words, from the reader
+        layer_positions(config)
+    said = str(refusal.value)
+    assert "\n" not in said and f"model_type {config['model_type']!r} uses " in said and "not RoPE" in said
+    for options in ((), ("--assume", "llama"), ("--json",)):
+        result = run("explain", "-", *options, stdin=json.dumps(config))
+        one_line_error(result, "not RoPE")
+        assert result.stderr == f"posenc explain: error: {said}\n"
+
+
+# --- the seams with the reader: its notes, its reading of a config's language model ---------------------------------
+
+
+def hand_built() -> dict[str, dict]:
+    """Every bundled config and every hand-built shape of the reader's tests (tests/family_shapes.py and
+    tests/test_layer_positions.py's HAND)."""
+    from family_shapes import EDGE, NEW
+    from test_layer_positions import HAND
+
+    return {**{f"bundled {n}": bundled_kv_config(n) for n in bundled_configs("all")},
+            **{f"NEW {n}": c for n, c in NEW.items()}, **{f"EDGE {n}": c for n, c in EDGE.items()},
+            **{f"HAND {n}": c for n, c in HAND.items()}}
+
+
+def test_the_notes_read_back_from_describe_config_are_the_readers_own():
+    """reader_notes parses describe_config's `note: ` lines (the reader exposes a per-layer config's notes nowhere
+    else): held here to the list the reader builds (configs.layers._resolve, which describe_config prints)."""
+    per_layer_configs = 0
+    for name, config in [*hand_built().items(), ("assumed", MYSTERY | {"sliding_window": None})]:
+        assume = "llama" if name == "assumed" else None
+        given = reader_config(config)
+        parsed = reader_notes(given, assume=assume)
+        if per_layer(given, assume=assume):
+            per_layer_configs += 1
+            _records, notes, _family = configs_layers._resolve(given, need_count=True, assume=assume)
+            assert parsed == notes, name
+            assert all("\n" not in n for n in notes), name
+        else:
+            assert parsed == [n for n in rope_settings(given, assume=assume).notes if not n.startswith("base ")], name
+        # every one reaches the report, in order, before the KV counter's and the report's own
+        rep = explain(config, assume=assume)
+        assert rep["notes"][: len(parsed)] == list(dict.fromkeys(parsed)), name
+    assert per_layer_configs >= 40
+
+
+def test_the_report_reads_each_hand_built_shape_as_the_reader_and_the_kv_counter_do():
+    for name, config in hand_built().items():
+        rep = explain(config)
+        records = layer_positions(reader_config(config))
+        layers = per_layer_report(rep)
+        assert len(layers) == len(records) == rep["num_layers"], name
+        for got, want in zip(layers, records, strict=True):
+            assert (got["window"], got["rope"], got["rotary_dim"], got["head_dim"]) == (
+                want.window, want.rope, want.rotary_dim, want.head_dim), name
+        try:
+            kv, _notes = kv_layers(config)
+        except ValueError:
+            assert all(k["kv_kind"] is None for k in rep["kinds"]), name
+            continue
+        assert [x["kv_numbers_per_token"] for x in layers] == [x.numbers_per_token for x in kv], name
+
+
+def test_gpt_j_keys_are_named_once_by_the_kv_counter():
+    """GPT-J's config.json says n_layer, n_head, n_embd, n_positions (GPTJConfig.attribute_map): the report reads
+    them through the KV counter's own mapping, with or without model_type."""
+    config = bundled_kv_config("GPT-J-6B")
+    assert {"n_layer", "n_head", "n_embd", "n_positions"} <= set(config) and "num_hidden_layers" not in config
+    rep = explain(config)
+    assert rep["num_layers"] == config["n_layer"] == 28 and rep["declared_context"] == config["n_positions"] == 2048
+    # GPT-J: every head's 64 rotary dims of 4,096 / 16 = 256 turn interleaved; 16 KV heads × 256 × 2 per layer
+    (kind,) = rep["kinds"]
+    assert (kind["rotary_dim"], kind["head_dim"], kind["layout"]) == (64, 256, "interleaved")
+    assert kind["kv_numbers_per_token"] == 2 * 16 * 256
+    untyped = explain({k: x for k, x in config.items() if k != "model_type"})
+    assert untyped["kinds"][0]["inv_freq"] == kind["inv_freq"] and untyped["num_layers"] == 28

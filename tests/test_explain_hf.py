@@ -5,10 +5,13 @@ pins of posenc_helpers/explain_hf.py, this package installed there) and sets POS
 here is skipped. Each test calls that environment's installed ``posenc`` in a subprocess:
 
 * every bundled config, and the hand-built shapes of every family the reader transcribes
-  (tests/test_layer_positions.py's HAND), are read alike by both engines, but for the named exceptions below;
+  (tests/test_layer_positions.py's HAND, and tests/family_shapes.py's NEW and EDGE: the families and edge cases of
+  issue 42 §2), are read alike by both engines, but for the named exceptions below;
 * the newest families transformers ships are each read alike or refused by the reader by name, and the
-  transformers engine answers for at least 10 families the reader refuses;
-* a misreading planted in the reader (its layout rule, its softmax-scale rule) makes the check fail.
+  transformers engine answers for at least 10 families the reader refuses; families without RoPE are refused by
+  the reader by name, with or without --assume llama;
+* a misreading planted in the reader (its layout rule, its softmax-scale rule, the new families' partial
+  rotation, q/k norm and head width) makes the check fail.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from family_shapes import EDGE, NEW
 from test_layer_positions import HAND
 
 from posenc_helpers.configs import bundled_configs
@@ -45,13 +49,48 @@ HAND_EXCEPTIONS = {
     "Gemma 3n multimodal, old-style keys": ("error", "The set of layer types producing a cache is different"),
 }
 
+#: The shapes of issue 42 §2 (tests/family_shapes.py) where the engines differ, and why (every other must agree).
+NEW_EXCEPTIONS = {
+    # transformers 5.25.0 rewrote FalconAttention.forward: with new_decoder_architecture it caches the num_kv_heads
+    # grouped keys and values (grouped[..., -2, :], then layer_past.update), where 5.24.0's _split_heads broadcast
+    # them to every query head first (torch.broadcast_to(key, query.shape)); the reader's KV count (kvcache.py's
+    # _falcon_kv_heads) transcribes 5.24.0: 2 × 16 heads × 64 against 5.25.0's 2 × 4 × 64
+    "Falcon new architecture, dynamic": ("disagree", {"kv_numbers_per_token"}),
+}
+
+#: Shapes that agree on every field both engines read, but that transformers cannot run as configured: the
+#: transformers engine says why in a note (the reader says the same in its own note).
+CANNOT_CACHE = {
+    # Qwen2Config.__post_init__ sets sliding_window to None (use_sliding_window false), and 5.25.0's
+    # DynamicSlidingWindowLayer(sliding_window=None) raises building the cache (torch.tensor(None)); the reader's
+    # note: "the model as configured does not run". The KV fields are then not compared.
+    "Qwen2 use_sliding_window false, sliding layer_types": "cannot build this config's DynamicCache(config=...)",
+}
+
+#: Families without RoPE (the reader's configs.NOT_ROPE, and Falcon with alibi), as their config classes' defaults:
+#: the reader refuses each by name; the transformers engine reads these (and says RoPE is not what it traces) ...
+NOT_ROPE_READ = ("bloom", "gpt2", "gpt_bigcode", "opt")
+#: ... and cannot read these in 5.25.0, by name
+NOT_ROPE_UNREAD = {"mpt": "cannot trace model_type 'mpt'", "gpt_neo": "cannot read model_type 'gpt_neo'",
+                   "falcon_alibi": "cannot trace model_type 'falcon'"}
+
+#: Families the reader does not transcribe whose code reads like Llama's in every compared field (transformers
+#: 5.25.0, their config classes' defaults), read with --assume llama ...
+ASSUMED_ALIKE = ("olmo", "mixtral", "arcee", "persimmon", "seed_oss")
+#: ... and two whose code pairs dims 2k and 2k + 1 (models/ernie4_5/modeling_ernie4_5.py and
+#: models/helium/modeling_helium.py: rotate_half on x[..., 0::2] and x[..., 1::2]), which Llama's reading misses
+ASSUMED_MISREAD = {"ernie4_5": {"layout"}, "helium": {"layout"}}
+
 #: The newest families of transformers 5.25.0 (models added since 5.24.0, and those issue 45 names), as their
 #: config classes' defaults: each must be read alike or refused by the course's reader by name.
 NEWEST = ("deepseek_v4", "mistral4", "lfm3", "kimi_linear", "olmo_hybrid", "ergo", "minicpm5_moe", "param2moe")
 
-#: Families the transformers engine cannot trace in 5.25.0, with the error it names them by (the message names the
-#: model_type of the config it traced: the text config's, e.g. glm5_next_text).
-CANNOT_TRACE = {"glm5_next": "cannot trace model_type 'glm5_next", "kolibri1_1": "cannot trace model_type 'kolibri1_1"}
+#: Families the transformers engine cannot trace (or transformers cannot even build) in 5.25.0, as their config
+#: classes' defaults, with the error it names them by (the message names the model_type of the config it traced:
+#: the text config's, e.g. glm5_next_text).
+CANNOT_TRACE = {"glm5_next": "cannot trace model_type 'glm5_next", "kolibri1_1": "cannot trace model_type 'kolibri1_1",
+                # HunYuanDenseV1Config's default head_dim is None, and its attention computes head_dim ** -0.5
+                "hunyuan_v1_dense": "transformers 5.25.0 cannot build model_type 'hunyuan_v1_dense' from this config"}
 
 #: Families the course's reader refuses (not in posenc_helpers.configs.FAMILIES) that the transformers engine reads.
 REFUSED = ("deepseek_v4", "mistral4", "lfm3", "kimi_linear", "olmo_hybrid", "ergo", "mimo_v2_flash", "step3p7",
@@ -81,13 +120,15 @@ def write(folder: Path, configs: dict) -> dict[str, Path]:
 def defaults(tmp_path_factory) -> dict[str, Path]:
     """The config.json each family's config class writes with its defaults (transformers' to_dict)."""
     folder = tmp_path_factory.mktemp("defaults")
-    families = sorted({*NEWEST, *REFUSED, *CANNOT_TRACE})
+    families = sorted({*NEWEST, *REFUSED, *CANNOT_TRACE, *NOT_ROPE_READ, *NOT_ROPE_UNREAD, *ASSUMED_ALIKE,
+                       *ASSUMED_MISREAD} - {"falcon_alibi"})
     code = ("import json, sys; from transformers.models.auto.configuration_auto import CONFIG_MAPPING as M\n"
-            "for mt in sys.argv[2:]: json.dump(M[mt]().to_dict(), open(f'{sys.argv[1]}/{mt}.json', 'w'))")
+            "for mt in sys.argv[2:]: json.dump(M[mt]().to_dict(), open(f'{sys.argv[1]}/{mt}.json', 'w'))\n"
+            "json.dump({**M['falcon']().to_dict(), 'alibi': True}, open(f'{sys.argv[1]}/falcon_alibi.json', 'w'))")
     done = subprocess.run([str(PYTHON), "-c", code, str(folder), *families], capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    return {mt: folder / f"{mt}.json" for mt in families}
+    return {mt: folder / f"{mt}.json" for mt in [*families, "falcon_alibi"]}
 
 
 def test_the_check_agrees_on_every_bundled_config(tmp_path):
@@ -108,6 +149,62 @@ def test_the_check_agrees_on_every_hand_built_shape(tmp_path):
             assert {d["field"] for d in result["disagreements"]} == expected[1], (name, result["disagreements"])
         elif expected[0] == "error":
             assert expected[1] in result["error"], (name, result["error"])
+
+
+def test_the_check_agrees_on_every_shape_of_the_new_families_and_edge_cases(tmp_path):
+    shapes = {**NEW, **EDGE}
+    paths = write(tmp_path, shapes)
+    results = check(paths.values())
+    for name, result in zip(paths, results, strict=True):
+        expected = NEW_EXCEPTIONS.get(name, ("agree", None))
+        assert result["verdict"] == expected[0], (name, result)
+        if expected[0] == "disagree":
+            assert {d["field"] for d in result["disagreements"]} == expected[1], (name, result["disagreements"])
+        if name in CANNOT_CACHE:
+            assert result["not_compared"] == ["cache_layer", "kv_holds", "kv_kind", "kv_numbers_per_token"], name
+            assert any(CANNOT_CACHE[name] in n for n in result["transformers_notes"]), (name, result)
+        else:
+            assert result["transformers_notes"] == [], (name, result)
+    # every family the reader gained in issue 42 §2 is among them
+    assert {c["model_type"] for c in NEW.values()} >= {"olmo2", "glm", "glm4", "glm4_moe", "phi", "stablelm",
+                                                       "cohere", "gemma", "falcon", "nemotron"}
+
+
+def test_families_without_rope_are_refused_by_the_reader_by_name(defaults):
+    for assume in ((), ("--assume", "llama")):
+        result = posenc("explain", "--check", "--json", *assume, *(defaults[mt] for mt in NOT_ROPE_READ))
+        assert result.returncode == 0, result.stderr[-2000:]
+        for mt, r in zip(NOT_ROPE_READ, json.loads(result.stdout), strict=True):
+            assert r["verdict"] == "refused" and r["layers"] > 0, (mt, r)
+            assert r["refused"].startswith(f"model_type {mt!r} uses ") and "not RoPE" in r["refused"], (mt, r)
+    for mt, r in zip(NOT_ROPE_UNREAD, check([defaults[mt] for mt in NOT_ROPE_UNREAD]), strict=True):
+        assert r["verdict"] == "error" and NOT_ROPE_UNREAD[mt] in r["error"], (mt, r)
+    # the transformers engine's own report on one: no RoPE, and a note saying what it does not trace
+    text = posenc("explain", "--engine", "transformers", defaults["bloom"])
+    assert text.returncode == 0 and "no RoPE (the layer calls no rotary function)" in text.stdout
+    assert "no positional encoding" not in text.stdout and "gives position by ALiBi" in " ".join(text.stdout.split())
+
+
+def test_assume_llama_is_checked_against_the_familys_own_code(defaults):
+    """--check --assume llama shows where reading a family as Llama's code misreads it."""
+    paths = [defaults[mt] for mt in (*ASSUMED_ALIKE, *ASSUMED_MISREAD)]
+    result = posenc("explain", "--check", "--json", "--assume", "llama", *paths)
+    assert result.returncode == 1, result.stderr[-2000:]
+    for mt, r in zip((*ASSUMED_ALIKE, *ASSUMED_MISREAD), json.loads(result.stdout), strict=True):
+        assert r["assumed"] == {"model_type": mt, "read_as": "llama"}, (mt, r)
+        if mt in ASSUMED_ALIKE:
+            assert r["verdict"] == "agree", (mt, r)
+        else:
+            assert r["verdict"] == "disagree" and {d["field"] for d in r["disagreements"]} == ASSUMED_MISREAD[mt]
+        # what Llama's code cannot say about another family is not compared
+        assert {"qk_norm", "sinks"} <= set(r["not_compared"]), (mt, r)
+    text = posenc("explain", "--check", "--assume", "llama", defaults["helium"]).stdout
+    assert "model_type 'helium' read as Llama's code reads it (--assume llama)" in text
+    assert "layout: course 'half-split', transformers 'interleaved'" in text
+    # a family whose config sets a per-layer key is refused by that key even when assumed Llama
+    refused = json.loads(posenc("explain", "--check", "--json", "--assume", "llama", defaults["mimo_v2_flash"]).stdout)
+    assert refused["verdict"] == "refused" and "(--assume llama given)" in refused["refused"]
+    assert "layer_types" in refused["refused"] and "assume=" not in refused["refused"]
 
 
 def test_the_newest_families_are_read_alike_or_refused_by_name(defaults):
@@ -143,23 +240,48 @@ def test_the_transformers_engine_reads_deepseek_v3_on_the_meta_device(tmp_path):
     assert data["kv_cache"]["bytes_per_token"] == 61 * 576 * 2
 
 
+# The plants replace the reader's private rules, so each first checks that what it replaces is still there, in the
+# shape it replaces it with (a renamed or reshaped rule fails here by name, rather than planting nothing).
+GUARD = """
+import inspect
+import posenc_helpers.configs.families as F
+import posenc_helpers.configs.layers as L
+
+def plant(module, name, value):
+    old = getattr(module, name)  # AttributeError: the reader no longer has the rule the plant replaces
+    assert list(inspect.signature(old).parameters) == list(inspect.signature(value).parameters), (name, old)
+    setattr(module, name, value)
+
+def plant_item(table, key, was, value):
+    assert table[key] == was, (key, table[key])  # KeyError or AssertionError: the rule changed
+    table[key] = value
+"""
+
 PLANTS = {
     # every family read half-split: DeepSeek-V3's interleaved pairs are misread
-    "layout": ("import posenc_helpers.configs.layers as L; L._layout = lambda config, family: 'half-split'",
-               "DeepSeek-V3", "layout"),
+    "layout": ("plant(L, '_layout', lambda config, family: 'half-split')",
+               bundled_kv_config("DeepSeek-V3"), "layout"),
     # Gemma 3's softmax scale read as 1/√head_dim instead of 1/√query_pre_attn_scalar
-    "softmax scale": ("import posenc_helpers.configs.layers as L\n"
-                      "L._softmax_scale = lambda config, family, width, p: width ** -0.5",
-                      "Gemma 3 27B", "softmax_scale"),
+    "softmax scale": ("plant(L, '_softmax_scale', lambda config, family, width, p: width ** -0.5)",
+                      bundled_kv_config("Gemma 3 27B"), "softmax_scale"),
+    # issue 42 §2's families: StableLM's class default fraction read as GLM's 0.5 (it is 0.25) ...
+    "partial rotation": ("plant_item(F.PARTIAL_DEFAULTS, 'stablelm', 0.25, 0.5)",
+                         NEW["StableLM defaults (partial 0.25)"], "rotary_dim"),
+    # ... Phi's q/k LayerNorm (qk_layernorm) forgotten ...
+    "q/k norm": ("assert F._OPTIONAL_QK_NORM['phi'][0] == 'qk_layernorm'; del F._OPTIONAL_QK_NORM['phi']",
+                 NEW["Phi defaults with qk_layernorm"], "qk_norm"),
+    # ... and Falcon's head width read as a class default of 128 (FalconAttention splits hidden_size // heads)
+    "head width": ("plant_item(L._HEAD_DIM_RULES, 'falcon', ('always split', False), (128, False))",
+                   NEW["Falcon multi-query"], "head_dim"),
 }
 
 
 @pytest.mark.parametrize("plant", sorted(PLANTS))
 def test_a_planted_misreading_fails_the_check(tmp_path, plant):
-    code, name, field = PLANTS[plant]
+    code, config, field = PLANTS[plant]
     path = tmp_path / "config.json"
-    path.write_text(json.dumps(bundled_kv_config(name)), encoding="utf-8")
-    run = (f"{code}\nfrom posenc_helpers.explain_cli import main\n"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    run = (f"{GUARD}\n{code}\nfrom posenc_helpers.explain_cli import main\n"
            f"raise SystemExit(main(['--check', {str(path)!r}]))")
     planted = subprocess.run([str(PYTHON), "-c", run], capture_output=True, text=True, timeout=600)
     assert planted.returncode == 1 and "DISAGREE" in planted.stdout and f": {field}: course " in planted.stdout, (

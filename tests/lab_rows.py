@@ -91,3 +91,30 @@ def retrain(kind: str, *key):
             raise ValueError("a RoPE text row also fine-tunes: pick another scheme for a quick check")
         return text._clean(kept(text.sweep_row(scheme, seed, finetuned=False), TEXT_KEPT))
     raise ValueError(f"kind must be 'sweep', 'held-out' or 'text', got {kind!r}")
+
+
+def same_machine(path) -> tuple[bool, str]:
+    """Whether the results file at ``path`` was computed on this kind of machine, by its recorded fingerprint
+    (:mod:`posenc_helpers.lab.fingerprint`), as a worker of the lab's pool trains here; and why not."""
+    from posenc_helpers.lab import fingerprint
+
+    return fingerprint.same(fingerprint.stored(path), fingerprint.fingerprint(worker=True))
+
+
+def say_another_machine(what, reason) -> None:
+    """Warn that a retrain check compares by the sweep's spread and the claims, not bit for bit, and why."""
+    import warnings
+
+    warnings.warn(f"{what}: {reason}; compared by the sweep's spread over seeds and by the claims, not bit for bit",
+                  UserWarning, stacklevel=2)
+
+
+def within_spread(value, seeds_values, *, floor=0.05) -> bool:
+    """Whether ``value`` lies within the seeds' range widened on each side by the range itself (at least ``floor``):
+    a model retrained on another machine is another draw, like another seed, and six or twenty seeds do not bound
+    where the next one falls; a model broken by a change to the code falls far outside."""
+    a = np.asarray([x for x in seeds_values if not math.isnan(x)], dtype=float)
+    if math.isnan(value) or a.size == 0:
+        return math.isnan(value) and a.size == 0
+    pad = max(float(a.max() - a.min()), floor)
+    return float(a.min()) - pad <= value <= float(a.max()) + pad

@@ -97,18 +97,28 @@ def test_every_claim_holds_on_the_held_out_seed():
 @pytest.mark.slow
 @pytest.mark.full
 def test_the_held_out_seed_retrains_to_its_file_and_every_claim_holds(tmp_path, monkeypatch):
-    from lab_rows import TEXT_KEPT, largest_difference
+    from lab_rows import TEXT_KEPT, largest_difference, same_machine, say_another_machine, within_spread
     from test_lab_reproduce import TEXT_TOLERANCE
 
     monkeypatch.setenv("POSENC_MODEL_CACHE", "off")  # a real retraining
     fresh = T.sweep(seeds=(T.HELD_OUT_SEED,), workers=2, log=None)
     T.save(fresh, path=tmp_path / "held_out.json")
     stored = {r["scheme"]: r for r in T._clean(T.load(T.HELD_OUT_PATH))["rows"]}
+    exact, reason = same_machine(T.HELD_OUT_PATH)
+    if not exact:
+        say_another_machine("text_results_heldout.json", reason)
+    sweep_rows = T._clean(T.load())["rows"]
     for row in T._clean(fresh)["rows"]:
-        worst, where = largest_difference(
-            {k: v for k, v in row.items() if k in TEXT_KEPT}, {k: v for k, v in stored[row["scheme"]].items() if k in TEXT_KEPT}
-        )
-        assert worst <= TEXT_TOLERANCE, f"{row['scheme']}: {where} moved by {worst:.3g}; regenerate with make lab-heldout?"
+        if exact:
+            worst, where = largest_difference(
+                {k: v for k, v in row.items() if k in TEXT_KEPT},
+                {k: v for k, v in stored[row["scheme"]].items() if k in TEXT_KEPT},
+            )
+            assert worst <= TEXT_TOLERANCE, f"{row['scheme']}: {where} moved by {worst:.3g}; regenerate with make lab-heldout?"
+            continue
+        # another machine: the bits per character at L lie within the sweep's spread over its seeds
+        others = [r["bits"][0] for r in sweep_rows if r["scheme"] == row["scheme"]]
+        assert within_spread(row["bits"][0], others, floor=0.02), (row["scheme"], row["bits"][0], others)
     table = T.load(tmp_path / "held_out.json")
     failed = _failed(table)
     assert not failed, f"held-out seed {T.HELD_OUT_SEED}: {failed}"

@@ -20,7 +20,8 @@ Language Models with Attention Sinks", arXiv:2309.17453, §3 and Fig. 1):
 ``"sinks_cache"``   (c) as (b), with positions counted inside the cache, as
                     StreamingLLM does: sinks at 0 … 3, the recent tokens at 4 … L − 1
 ``"recompute"``     (d) every window of the last L tokens run from scratch at
-                    positions 0 … L − 1 (the upper bound StreamingLLM compares with)
+                    positions 0 … L − 1 (StreamingLLM's "Sliding Window with
+                    Re-computation" baseline, a reference, not an upper bound)
 ==================  ==================================================================
 
 Each prediction is scored in bits (−log₂ p of the next character).

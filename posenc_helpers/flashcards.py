@@ -452,7 +452,7 @@ CARDS: list[Card] = [
          "False: R(−s)·R(p)·k = R(p − s)·k exactly, since rotations by angles proportional to the position compose. "
          "What a shift keeps and a recomputation forgets is only what the kept tokens' later layers read before the "
          "eviction.", "18"),
-    Card("In transformers 5, how many keys does each query of a sliding window of W read, and how many does the "
+    Card("In transformers 5.24.0, how many keys does each query of a sliding window of W read, and how many does the "
          "dynamic cache keep between steps?",
          "W: itself and the W − 1 before it (the mask kv_idx > q_idx − W). DynamicSlidingWindowLayer keeps the last "
          "W − 1 between steps and adds the new key when it reads; the static cache keeps W, with the new key already "
@@ -463,8 +463,9 @@ CARDS: list[Card] = [
          "rotate after dequantizing (KVQuant's pre-RoPE keys).", "18"),
     Card("True or false: a perplexity that stays flat when a model is served through a sliding window shows that "
          "the model still uses what left the window.",
-         "False: almost every prediction needs only recent tokens, so the average cannot tell. Through a window the "
-         "lab's passkey models lose every needle beyond it while their loss elsewhere does not move; test retrieval, "
+         "False: almost every prediction needs only recent tokens, so the average cannot tell. Read through a rolling "
+         "window, the lab's text models' loss stays within 0.01 bit of a full recomputation; through a window of 16, "
+         "its passkey models find at most 15 % of the keys one token beyond it and none further back. Test retrieval, "
          "not perplexity.", "18"),
 ]
 

@@ -434,7 +434,9 @@ def _check_stream(params, tokens, heads, cache, keep, policy, positions):
 def _evict(state, cache, keep, policy, omega):
     # the cache is full: drop cells, and with a shift move the rest down (and turn their keys back)
     K, V, cell_pos, ids = state["K"], state["V"], state["pos"], state["ids"]
-    drop = 1 if policy == "roll" else (cache - keep) // 2  # llama.cpp's n_discard
+    # this module's rule, keep counting every cell kept: llama.cpp's 2023 main (n_keep + 1 cells kept,
+    # n_discard = (n_past − n_keep − 1) / 2 at a full cache); see stream's docstring
+    drop = 1 if policy == "roll" else (cache - keep) // 2
     kept = np.r_[0:keep, keep + drop:cache]
     state["ids"], state["pos"] = ids[:, kept], cell_pos[kept]
     state["K"], state["V"] = [k[:, :, kept] for k in K], [x[:, :, kept] for x in V]
@@ -485,7 +487,12 @@ def stream(params, tokens, *, heads, base=10000.0, cache=64, keep=0, policy="rol
     * ``"roll"``: the oldest cell after the first ``keep`` leaves; nothing
       moves (the rolling window of notebook 16);
     * ``"drop"``: n = (cache − keep) // 2 cells after the first ``keep``
-      leave at once (llama.cpp's ``n_discard``); nothing moves;
+      leave at once; nothing moves. This module's rule, with ``keep``
+      counting every cell kept: it is llama.cpp's ``n_discard`` in the
+      ``main`` example of 2023 (``n_left = n_past - n_keep - 1``, cells from
+      ``n_keep + 1`` removed, shifting when the cache is full), while a later
+      ``main`` (``n_left = n_past - n_keep``, shifting one token earlier)
+      discards (cache − 1 − keep) // 2;
     * ``"shift"``: llama.cpp's context shift: the same n cells leave, every
       later cell's position moves down by n, and its key is turned back by n,
       R(−n)·R(p)·k = R(p − n)·k;

@@ -223,11 +223,11 @@ def partial_demo(fraction: float = 0.25, base: float = 1e7):
     >>> demo.values == {"fraction": 0.25, "base": 1e7}
     True
     """
-    from ..demo import SliderDemo, float_slider, log_slider
+    from ..demo import SliderDemo, float_slider, log_slider, round_values
 
     controls = [float_slider("fraction", "fraction (partial_rotary_factor)", 0.125, 1.0, fraction, step=0.125,
                              readout_format=".3f"),
-                log_slider("base", "base (RoPE base)", 3, 8, base, step=0.25)]
+                log_slider("base", "base (RoPE base)", round_values(1_000, 100_000_000), base)]
     return SliderDemo(make_partial_figure, update_partial, controls,
                       title="Partial rotary: NeoX-style against proportional, one head of 256 dims")
 

@@ -42,7 +42,8 @@ def batch_lists(*arrays):
 def test_the_new_tuple_leaves_the_old_ones_alone():
     assert tasks.TASKS == ("prev", "first") and tasks.EXTRA_TASKS == ("back3", "recall")
     assert tasks.RETRIEVAL_TASKS == ("passkey",)
-    assert tasks.ALL_TASKS == ("prev", "first", "back3", "recall", "passkey")
+    assert tasks.DISTANCE_TASKS == ("half",)
+    assert tasks.ALL_TASKS == ("prev", "first", "back3", "recall", "half", "passkey")
     assert lab.TASKS == tasks.TASKS and lab.EXTRA_TASKS == tasks.EXTRA_TASKS
     assert tasks.check_task("passkey") == "passkey" and "passkey" in tasks.TASK_TITLES
     assert set(tasks.TASK_TITLES) == set(tasks.ALL_TASKS)

@@ -549,11 +549,11 @@ def distance_demo(distance: int = 768, train_len: int = 512):
     Taught in notebooks/08-other-schemes.ipynb.
 
     >>> demo = distance_demo()
-    >>> demo.set_values(distance=100, train_len=64)     # Δ = 100 is past the last row, 63
+    >>> demo.set_values(distance=104, train_len=64)     # Δ = 104 is past the last row, 63
     >>> demo.handles["dots"]["learned"].get_visible()
     False
-    >>> float(demo.handles["dots"]["alibi2"].get_ydata()[0])   # −100/256
-    -0.390625
+    >>> float(demo.handles["dots"]["alibi2"].get_ydata()[0])   # −104/256
+    -0.40625
     """
     from ..demo import SliderDemo, int_slider
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from posenc_helpers.style import style
-from tools import figures, nav
+from tools import figures, nav, split_checks
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -17,6 +17,30 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_navigation_and_contents_are_current():
     changes = nav.planned_changes(ROOT)
     assert not changes, "out of date (run: make nav): " + ", ".join(str(p.relative_to(ROOT)) for p in changes)
+
+
+def test_no_lesson_cell_ends_in_a_long_run_of_checks():
+    assert split_checks.main(["--check"]) == 0, "run: python -m tools.split_checks"
+
+
+def test_split_checks_moves_the_checks_and_renumbers_what_follows(tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    lesson = "x = 2\nprint(x)\n" + "".join(f"assert x > {i}\n" for i in range(-2, 2))
+    nb.cells = [nbformat.v4.new_code_cell(lesson, execution_count=1),
+                nbformat.v4.new_code_cell("fig", execution_count=2),
+                nbformat.v4.new_code_cell("y = 1\nfig\n" + "assert y\n" * 4, execution_count=3)]
+    nb.cells[1].outputs = [nbformat.v4.new_output("execute_result", {"text/plain": "F"}, execution_count=2)]
+    path = tmp_path / "n.ipynb"
+    nbformat.write(nb, path)
+    assert split_checks.main(["--check", str(path)]) == 1
+    assert split_checks.main([str(path)]) == 0 and split_checks.main(["--check", str(path)]) == 0
+    cells = nbformat.read(path, as_version=4).cells
+    assert [c.source.split("\n")[0] for c in cells] == ["x = 2", split_checks.HEADER, "fig", "y = 1"]
+    assert cells[1].source.count("assert ") == 4 and "assert" not in cells[0].source
+    assert [c.execution_count for c in cells] == [1, 2, 3, 4] and cells[2].outputs[0].execution_count == 3
+    assert cells[3].source.count("assert ") == 4, "a cell left ending on `fig` would show a value: not split"
 
 
 def test_every_numbered_notebook_is_in_the_readme():

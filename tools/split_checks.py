@@ -56,7 +56,24 @@ def split_point(source: str) -> int | None:
         first -= 1
     if not any(line.strip() and not line.startswith("#") for line in lines[:first]):
         return None  # a cell of checks only: nothing to move them out of
+    if _would_display("\n".join(lines[:first])):
+        return None  # the lesson cell would end on an expression and show a value it never showed
     return first
+
+
+def _would_display(source: str) -> bool:
+    """Whether a cell of ``source`` ends on an expression Jupyter shows (anything but a ``print(...)`` call).
+
+    >>> _would_display("x = 1\\nfig"), _would_display("x = 1\\nprint(x)"), _would_display("x = 1")
+    (True, False, False)
+    """
+    import ast
+
+    body = ast.parse(source).body
+    if not body or not isinstance(body[-1], ast.Expr):
+        return False
+    value = body[-1].value
+    return not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "print")
 
 
 def split_notebook(path: Path, *, write: bool) -> int:
@@ -67,6 +84,7 @@ def split_notebook(path: Path, *, write: bool) -> int:
     out, changed = [], 0
     for cell in nb.cells:
         cut = split_point(cell.source) if cell.cell_type == "code" else None
+        _renumber(cell, changed)  # each new cell before this one ran once, as a re-execution would number them
         if cut is None:
             out.append(cell)
             continue
@@ -74,12 +92,23 @@ def split_notebook(path: Path, *, write: bool) -> int:
         cell.source = "\n".join(lines[:cut]).rstrip("\n")
         checks = nbformat.v4.new_code_cell("\n".join([HEADER, *lines[cut:]]))
         checks.metadata = {}
+        if cell.get("execution_count") is not None:
+            checks.execution_count = cell.execution_count + 1
         out += [cell, checks]
         changed += 1
     if changed and write:
         nb.cells = out
         nbformat.write(nb, path)
     return changed
+
+
+def _renumber(cell, shift: int) -> None:
+    if not shift or cell.cell_type != "code" or cell.get("execution_count") is None:
+        return
+    cell.execution_count += shift
+    for output in cell.outputs:
+        if output.get("execution_count") is not None:
+            output.execution_count += shift
 
 
 def main(argv=None) -> int:
@@ -93,7 +122,8 @@ def main(argv=None) -> int:
     for path in paths:
         n = split_notebook(path, write=not args.check)
         if n:
-            print(f"{path.relative_to(ROOT) if path.is_absolute() else path}: {n} cell(s) "
+            shown = path.relative_to(ROOT) if path.is_absolute() and path.is_relative_to(ROOT) else path
+            print(f"{shown}: {n} cell(s) "
                   f"{'would be split' if args.check else 'split'}")
         total += n
     return 1 if args.check and total else 0

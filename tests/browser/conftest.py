@@ -55,7 +55,8 @@ def pytest_generate_tests(metafunc):
     folder = pb.notebooks_dir()
     found = pb.demo_notebooks(folder)
     if found:
-        metafunc.parametrize("demo_notebook", found, ids=[str(p.relative_to(folder)) for p in found])
+        params = [pytest.param(p, marks=() if p.name.startswith(pb.RUN_ALL_IN_TEST) else pytest.mark.full) for p in found]
+        metafunc.parametrize("demo_notebook", params, ids=[str(p.relative_to(folder)) for p in found])
     else:
         metafunc.parametrize(
             "demo_notebook",

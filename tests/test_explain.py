@@ -324,6 +324,16 @@ def test_assume_takes_only_llama_and_only_with_the_course_engine(tmp_path):
     assert with_assume["notes"][1:] == without["notes"]
 
 
+@pytest.mark.parametrize(("key", "value"), [("position_embedding_type", "absolute"), ("use_dynamic_ntk", True),
+                                            ("use_logn_attn", True), ("num_layers", 4), ("n_layer", 4),
+                                            ("multi_query_group_num", 2)])
+def test_another_familys_key_is_refused_with_assume_llama_and_without_model_type(key, value):
+    for config, options in (({**MYSTERY, key: value}, ("--assume", "llama")),
+                            ({k: x for k, x in {**MYSTERY, key: value}.items() if k != "model_type"}, ())):
+        result = run("explain", "-", *options, stdin=json.dumps(config))
+        one_line_error(result, f"its {key} = {value!r} means what that family's code makes of it")
+
+
 @pytest.mark.parametrize("model_type", [*sorted(NOT_ROPE), "falcon with alibi"])
 def test_a_family_without_rope_gets_the_readers_own_refusal(model_type):
     config = {"model_type": model_type, "n_layer": 2, "num_hidden_layers": 2, "n_head": 4, "n_embd": 256,

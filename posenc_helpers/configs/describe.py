@@ -15,8 +15,8 @@ import numpy as np
 
 from .. import _validate as v
 from ..core import frequencies
-from .families import _FAMILY_NAMES, _nested_params, check_family
-from .layers import _resolve, frequencies_from_config, per_layer, rope_settings
+from .families import _FAMILY_NAMES, _family, _nested_params, check_family
+from .layers import _language_model, _resolve, frequencies_from_config, per_layer, rope_settings
 from .load import load_config
 from .records import QK_NORM_UNKNOWN, LayerPositions, llama4_query_temperature
 from .single import RopeSettings
@@ -43,6 +43,8 @@ def config_summary(config, *, assume=None) -> dict:
     """
     config = load_config(config)
     if per_layer(config, assume=assume):
+        # a key the reader refuses (a family's own key in a config read Llama-style) is named first
+        _family(_language_model(config, []), [], assume)
         raise ValueError(
             "this config sets position per layer (or needs its model's own code): config_summary has one row per "
             "model; use layer_positions(config), or describe_config(config) for the report"

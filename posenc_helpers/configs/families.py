@@ -114,14 +114,47 @@ _PER_LAYER_KEYS = (
 )
 
 
+# keys of families the reader does not transcribe, each read by that family's code alone (the meaning from the
+# config class named, and the code that reads it)
+_OTHER_FAMILY_KEYS = (
+    # which position the model gives at all: "absolute" (a learned table) or "rotary" in EsmConfig, "rope" or None
+    # (no position) in GraniteMoeHybridConfig (transformers 5.25.0, models/esm/modeling_esm.py,
+    # models/granitemoehybrid/modeling_granitemoehybrid.py: the rotary embedding only if it is "rope")
+    "position_embedding_type",
+    # Qwen (1)'s QWenConfig (remote code, Qwen/Qwen-7B configuration_qwen.py; vllm's transformers_utils/configs/
+    # qwen.py copies it): dynamic-NTK rescaling of the base past seq_length, and log-n scaling of each query
+    "use_dynamic_ntk", "use_logn_attn",
+    # the layer count under another name: num_layers (GPT-Neo, T5, ChatGLM's ChatGLMConfig), n_layer (GPT-2,
+    # CodeGen, GPT-J, Qwen (1)): attribute_map "num_hidden_layers" in their config classes; LlamaConfig reads
+    # num_hidden_layers only
+    "num_layers", "n_layer",
+    # ChatGLM's ChatGLMConfig (remote code, THUDM chatglm2/3 configuration_chatglm.py): the key and value heads
+    # when multi_query_attention, where LlamaConfig reads num_key_value_heads
+    "multi_query_group_num",
+)
+
+
 #: Keys whose meaning depends on the family's code (windows, per-layer patterns, softmax scales, bidirectional
-#: attention): a config read Llama-style (no ``model_type``, or ``assume="llama"``), or of a family whose code reads
-#: none of them (Llama, OLMo 2, GLM, Phi, StableLM, Cohere, Gemma, Falcon, Nemotron), that sets one is refused by
-#: name.
+#: attention, and keys only another family's config declares: its kind of position, Qwen 1's NTK and log-n
+#: switches, a layer count or key-value head count under another name): a config read Llama-style (no
+#: ``model_type``, or ``assume="llama"``), or of a family whose code reads none of them (Llama, OLMo 2, GLM, Phi,
+#: StableLM, Cohere, Gemma, Falcon, Nemotron), that sets one is refused by name.
 FAMILY_KEYS = tuple(k for k in _PER_LAYER_KEYS if k != "text_config") + (
     "sliding_window", "use_sliding_window", "max_window_layers", "use_bidirectional_attention",
     "attention_multiplier",
-)
+) + _OTHER_FAMILY_KEYS
+
+
+# GPT-J's own names (GPTJConfig.attribute_map): a config without model_type that names rotary_dim with n_embd is read
+# as GPT-J (see _family), whose config reads n_layer as its layer count
+_GPTJ_CLUE = ("rotary_dim", "n_embd")
+
+
+def _family_keys_set(config: dict) -> list[str]:
+    """The keys of :data:`FAMILY_KEYS` a config sets (a value other than None or False), in that order; n_layer
+    left out of a config without model_type that names GPT-J's keys (GPT-J's own name for its layer count)."""
+    own = ("n_layer",) if config.get("model_type") is None and all(k in config for k in _GPTJ_CLUE) else ()
+    return [k for k in FAMILY_KEYS if k not in own and k in config and config[k] is not None and config[k] is not False]
 
 
 def check_family(config: dict, assume=None) -> str | None:
@@ -182,15 +215,14 @@ def _refuse_family_keys(config: dict, family: str) -> None:
         who = "the config has no model_type, and no key names its family"
     # a key set to None or False asks for nothing (e.g. "sliding_window": null, "use_sliding_window": false);
     # GemmaConfig declares use_bidirectional_attention (refused by _refuse_unread, which says why)
-    for key in FAMILY_KEYS:
-        if family == "gemma" and key == "use_bidirectional_attention":
-            continue
-        if key in config and config[key] is not None and config[key] is not False:
-            raise ValueError(
-                f"{who}; its {key} = {v._show(config[key])} means what that family's code makes of it, so the "
-                "reader refuses rather than guess (give one of the model_types in posenc_helpers.configs.FAMILIES, "
-                "or remove the key)"
-            )
+    keys = [k for k in _family_keys_set(config) if not (family == "gemma" and k == "use_bidirectional_attention")]
+    if keys:
+        key = keys[0]
+        raise ValueError(
+            f"{who}; its {key} = {v._show(config[key])} means what that family's code makes of it, so the "
+            "reader refuses rather than guess (give one of the model_types in posenc_helpers.configs.FAMILIES, "
+            "or remove the key)"
+        )
     given = config.get("rope_parameters")
     if family == "generic" and isinstance(given, dict) and any(isinstance(x, dict) for x in given.values()):
         raise ValueError(
@@ -219,7 +251,7 @@ def _family(config: dict, notes: list[str], assume=None) -> str:
         ("attn_temperature_tuning", "llama4", "Llama 4"), ("floor_scale", "llama4", "Llama 4"),
         ("rotary_pct", "gpt_neox", "GPT-NeoX"), ("rotary_emb_base", "gpt_neox", "GPT-NeoX"),
     )
-    if "rotary_dim" in config and "n_embd" in config:
+    if all(k in config for k in _GPTJ_CLUE):
         notes.append("no model_type: read as GPT-J (gptj), whose config names rotary_dim with n_embd")
         return "gptj"
     for key, family, name in clues:

@@ -23,11 +23,11 @@ from .families import (
     _NO_LAYER_TYPES,
     _PER_LAYER_KEYS,
     FAMILIES,
-    FAMILY_KEYS,
     PARTIAL_DEFAULTS,
     _assumed_note,
     _count,
     _family,
+    _family_keys_set,
     _layer_table,
     _nested_params,
     _qk_norm,
@@ -333,7 +333,7 @@ def per_layer(config, *, assume=None) -> bool:
     if any(k in config for k in _PER_LAYER_KEYS):
         return True
     family = FAMILIES.get(config.get("model_type"))
-    if family in (None, "generic") and any(config.get(k) not in (None, False) for k in FAMILY_KEYS):
+    if family in (None, "generic") and _family_keys_set(config):
         return True  # a key whose reading depends on a family the reader does not know: layer_positions refuses it
     if family is not None and family not in ("qwen_window", "qwen3_moe", "mistral", "phi3", "starcoder2", "gptj",
                                              "gpt_neox", "generic"):

@@ -3,6 +3,9 @@
 * keys only another family's code gives a meaning (its kind of position, Qwen 1's NTK and log-n switches, the layer
   count or key-value head count under another name) are refused, naming the key and its value, by every entry
   point, for a config read Llama-style: with ``assume="llama"``, and without ``model_type``;
+* a config without ``model_type`` (and no key of one family) is read Llama-style, and every entry point says so in
+  the reader's one note, :data:`~posenc_helpers.configs.UNTYPED_NOTE`, as ``assume="llama"``'s note says what it
+  assumed;
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import pytest
 
 from posenc_helpers.configs import (
     FAMILY_KEYS,
+    UNTYPED_NOTE,
     config_summary,
     describe_config,
     frequencies_from_config,
@@ -18,6 +22,8 @@ from posenc_helpers.configs import (
     per_layer,
     rope_settings,
 )
+from posenc_helpers.explain import explain
+from posenc_helpers.explain_text import render_text
 from posenc_helpers.kvcache import kv_cache, kv_layers
 
 # Llama 3 8B's sizes, with head_dim and a dtype so the KV counter reads a config without model_type too
@@ -80,3 +86,66 @@ def test_gpt_j_keys_without_model_type_are_still_read_as_gpt_j():
     assert not per_layer(gptj)
     assert rope_settings(gptj).rotary_dim == 64
     assert layer_positions({**gptj, "num_hidden_layers": 28})[0].read_as == "GPT-J"
+
+
+def notes_of_every_entry_point(config: dict, assume=None) -> dict[str, list[str]]:
+    """The notes each entry point gives (describe_config's `note: ` lines), by name."""
+    said = {"layer_positions report": [line[len("note: "):] for line in describe_config(config, assume=assume)
+                                       .splitlines() if line.startswith("note: ")],
+            "kv_cache": list(kv_cache(config, 1024, assume=assume).notes),
+            "kv_layers": kv_layers(config, assume=assume)[1],
+            "explain": explain(config, assume=assume)["notes"]}
+    if not per_layer(config, assume=assume):
+        said["rope_settings"] = list(rope_settings(config, assume=assume).notes)
+        said["config_summary"] = list(config_summary(config, assume=assume)["notes"])
+    return said
+
+
+def test_a_config_without_model_type_says_it_was_read_llama_style_everywhere():
+    untyped = {k: x for k, x in LLAMA_LIKE.items() if k != "model_type"}
+    said = notes_of_every_entry_point(untyped)
+    assert set(said) == {"layer_positions report", "kv_cache", "kv_layers", "explain", "rope_settings",
+                         "config_summary"}
+    for name, notes in said.items():
+        assert notes.count(UNTYPED_NOTE) == 1, (name, notes)
+    # first, where the reader states what it assumed (as assume='llama''s note is first)
+    assert said["rope_settings"][0] == said["explain"][0] == UNTYPED_NOTE
+    # the command's first line says it too
+    first = " ".join(render_text(explain(untyped)).split("\nengine: ")[0].split())
+    assert first == ("config: (given as data); no model_type, and no key names a family: read Llama-style (assumed; "
+                     "see the notes)"), first
+    # and a per-layer reading of such a config (proportional RoPE: one record per layer) carries it too
+    proportional = {**untyped, "rope_parameters": {"rope_type": "proportional", "partial_rotary_factor": 0.5,
+                                                   "rope_theta": 1e6}}
+    said = notes_of_every_entry_point(proportional)
+    assert "rope_settings" not in said
+    for name, notes in said.items():
+        assert notes.count(UNTYPED_NOTE) == 1, (name, notes)
+
+
+def test_the_note_says_what_the_reader_did():
+    # half-split pairs on every layer, no window, the same RoPE as model_type 'llama' gives
+    untyped = {k: x for k, x in LLAMA_LIKE.items() if k != "model_type"}
+    records, llama = layer_positions(untyped), layer_positions({**untyped, "model_type": "llama"})
+    assert all(r.layout == "half-split" and r.window is None and r.rope for r in records)
+    assert [(r.inv_freq.tolist(), r.rotary_dim, r.head_dim, r.softmax_scale) for r in records] == [
+        (r.inv_freq.tolist(), r.rotary_dim, r.head_dim, r.softmax_scale) for r in llama]
+    assert "half-split pairs, dim k with dim k + d/2 as rotate_half pairs them" in UNTYPED_NOTE
+    assert "the same RoPE on every layer; no window" in UNTYPED_NOTE and UNTYPED_NOTE.endswith("give its model_type")
+
+
+@pytest.mark.parametrize("config", [
+    {**LLAMA_LIKE, "model_type": "llama"},  # a family named
+    {**LLAMA_LIKE, "model_type": "qwen3"},
+    {**LLAMA_LIKE, "rotary_pct": 0.25},  # no model_type, but a key only GPT-NeoX's config has: read as GPT-NeoX
+], ids=["llama", "qwen3", "GPT-NeoX key"])
+def test_a_config_whose_family_is_named_gets_no_such_note(config):
+    for name, notes in notes_of_every_entry_point(config).items():
+        assert UNTYPED_NOTE not in notes, name
+    assert "read Llama-style" not in render_text(explain(config))
+
+
+def test_assume_llama_gives_its_own_note_not_this_one():
+    said = notes_of_every_entry_point({**LLAMA_LIKE, "model_type": "mystery_lm"}, assume="llama")
+    for name, notes in said.items():
+        assert UNTYPED_NOTE not in notes and notes[0].startswith("model_type 'mystery_lm' is not a family"), name

@@ -197,6 +197,19 @@ def check_family(config: dict, assume=None) -> str | None:
     return model_type
 
 
+#: The note every reader function gives a config it reads Llama-style because the config names no family (no
+#: ``model_type``, and no key only one family's config has): in RopeSettings.notes, config_summary's ``notes``,
+#: describe_config's report, the KV count's notes and ``posenc explain``'s notes. What it says the reader does: the
+#: pairs of :func:`~posenc_helpers.configs.layers._layout` for Llama ("half-split"), one scheme on every layer (a
+#: per-layer key is refused, :data:`FAMILY_KEYS`), no window (``sliding_window`` is one of them).
+UNTYPED_NOTE = (
+    "no model_type, and no key names a family: read Llama-style, its RoPE as for model_type 'llama' (half-split "
+    "pairs, dim k with dim k + d/2 as rotate_half pairs them; the same RoPE on every layer; no window); if the model "
+    "is of another family, its own code may pair, rotate, window or normalise q and k differently: give its "
+    "model_type"
+)
+
+
 def _assumed_note(model_type: str) -> str:
     return (f"model_type {model_type!r} is not a family the reader transcribes: read as Llama's code reads it, "
             "because assume='llama' (its own code may pair, rotate, window or normalise q and k differently)")
@@ -242,29 +255,47 @@ def _family(config: dict, notes: list[str], assume=None) -> str:
         if family in _PLAIN:
             _refuse_family_keys(config, family)
         return family
-    clues = (
-        ("rope_local_base_freq", "gemma3", "Gemma 3"),
-        ("global_rope_theta", "modernbert", "ModernBERT"), ("local_rope_theta", "modernbert", "ModernBERT"),
-        ("global_attn_every_n_layers", "modernbert", "ModernBERT"),
-        ("qk_rope_head_dim", "deepseek_v3", "DeepSeek-V3"),
-        ("full_attention_interval", "qwen3_next", "Qwen3-Next"),
-        ("attn_temperature_tuning", "llama4", "Llama 4"), ("floor_scale", "llama4", "Llama 4"),
-        ("rotary_pct", "gpt_neox", "GPT-NeoX"), ("rotary_emb_base", "gpt_neox", "GPT-NeoX"),
-    )
-    if all(k in config for k in _GPTJ_CLUE):
-        notes.append("no model_type: read as GPT-J (gptj), whose config names rotary_dim with n_embd")
-        return "gptj"
-    for key, family, name in clues:
-        if key in config:
-            notes.append(f"no model_type: read as {name} ({family}), the only family whose config has {key}")
-            return family
+    clue = _clue_family(config)
+    if clue is not None:
+        notes.append(clue[1])
+        return clue[0]
     if "sliding_window_pattern" in config and "layer_types" not in config:
         raise ValueError(
             "sliding_window_pattern without layer_types or model_type: Gemma 3 keeps RoPE on its full layers while "
             "Cohere2 and EXAONE 4 drop it there, so give model_type"
         )
     _refuse_family_keys(config, "generic")
+    notes.append(UNTYPED_NOTE)
     return "generic"
+
+
+# keys only one family's config has: a config without model_type that sets one is read as that family
+_CLUES = (
+    ("rope_local_base_freq", "gemma3", "Gemma 3"),
+    ("global_rope_theta", "modernbert", "ModernBERT"), ("local_rope_theta", "modernbert", "ModernBERT"),
+    ("global_attn_every_n_layers", "modernbert", "ModernBERT"),
+    ("qk_rope_head_dim", "deepseek_v3", "DeepSeek-V3"),
+    ("full_attention_interval", "qwen3_next", "Qwen3-Next"),
+    ("attn_temperature_tuning", "llama4", "Llama 4"), ("floor_scale", "llama4", "Llama 4"),
+    ("rotary_pct", "gpt_neox", "GPT-NeoX"), ("rotary_emb_base", "gpt_neox", "GPT-NeoX"),
+)
+
+
+def _clue_family(config: dict) -> tuple[str, str] | None:
+    """For a config without model_type: the family a key of its names, and the note saying so; None if no key does."""
+    if all(k in config for k in _GPTJ_CLUE):
+        return "gptj", "no model_type: read as GPT-J (gptj), whose config names rotary_dim with n_embd"
+    for key, family, name in _CLUES:
+        if key in config:
+            return family, f"no model_type: read as {name} ({family}), the only family whose config has {key}"
+    return None
+
+
+def _untyped_llama(config: dict) -> bool:
+    """Whether a config (its language model's part) is read Llama-style because it names no family: no
+    model_type, and no key of one family (:func:`_clue_family`)."""
+    inner = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    return (inner.get("model_type", config.get("model_type")) is None and _clue_family(inner) is None)
 
 
 # q and k normalisation, from each family's attention class in transformers 5.24.0 (models/<m>/modeling_<m>.py)

@@ -24,6 +24,7 @@ from .families import (
     _PER_LAYER_KEYS,
     FAMILIES,
     PARTIAL_DEFAULTS,
+    UNTYPED_NOTE,
     _assumed_note,
     _count,
     _family,
@@ -31,6 +32,7 @@ from .families import (
     _layer_table,
     _nested_params,
     _qk_norm,
+    _untyped_llama,
     _window,
     check_family,
 )
@@ -504,7 +506,9 @@ def rope_settings(config, *, assume=None) -> RopeSettings:
     assumed = check_family(config, assume)
     if not per_layer(config, assume=assume):
         s = _settings(config)
-        return s if assumed is None else replace(s, notes=(_assumed_note(assumed), *s.notes))
+        if assumed is not None:
+            return replace(s, notes=(_assumed_note(assumed), *s.notes))
+        return replace(s, notes=(UNTYPED_NOTE, *s.notes)) if _untyped_llama(config) else s
     kinds: dict[str, RopeSettings] = {}
     records, notes, _family_name = _resolve(config, need_count=False, assume=assume, settings=kinds)
     first = records[0]

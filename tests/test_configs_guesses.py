@@ -149,3 +149,44 @@ def test_assume_llama_gives_its_own_note_not_this_one():
     said = notes_of_every_entry_point({**LLAMA_LIKE, "model_type": "mystery_lm"}, assume="llama")
     for name, notes in said.items():
         assert UNTYPED_NOTE not in notes and notes[0].startswith("model_type 'mystery_lm' is not a family"), name
+
+
+# --- a layer's label says what the reader computed -------------------------------------------------------------------
+
+EVERY_LAYER = {
+    "mistral": {"sliding_window": 4096},
+    "phi3": {"sliding_window": 2047},
+    "starcoder2": {"sliding_window": 4096},
+    "ministral3": {"sliding_window": 4096},
+    "qwen3_moe": {"use_sliding_window": True, "sliding_window": 4096},
+}
+
+
+@pytest.mark.parametrize("model_type", sorted(EVERY_LAYER))
+def test_a_window_on_every_layer_is_labelled_sliding(model_type):
+    # these families' attention windows every layer (no layer_types): transformers' cache names such a layer
+    # "sliding_attention" (get_layer_types_and_kwargs, cache_utils.py), and so must the reader's record and reports
+    config = {**LLAMA_LIKE, "model_type": model_type, "num_hidden_layers": 4, **EVERY_LAYER[model_type]}
+    window = EVERY_LAYER[model_type]["sliding_window"]
+    records = layer_positions(config)
+    assert [(r.layer_type, r.window) for r in records] == [("sliding_attention", window)] * 4
+    text = describe_config(config)
+    assert f"pattern: 4 sliding (window {window:,}" in text and "full" not in text.split("\nsoftmax")[0], text
+    (kind,) = explain(config)["kinds"]
+    assert (kind["layer_type"], kind["attention"], kind["window"]) == ("sliding_attention", "sliding", window)
+    # without a window the same layers are full
+    unwindowed = {**config, "sliding_window": None}
+    assert [(r.layer_type, r.window) for r in layer_positions(unwindowed)] == [("full_attention", None)] * 4
+
+
+def test_no_report_labels_a_windowed_layer_full():
+    # every hand-built shape the reader's tests use: a layer with a window is never called full_attention
+    from test_explain import hand_built
+
+    for name, config in hand_built().items():
+        try:
+            rep = explain(config)
+        except ValueError:
+            continue
+        for kind in rep["kinds"]:
+            assert not (kind["layer_type"] == "full_attention" and kind["window"] is not None), (name, kind)

@@ -654,8 +654,13 @@ def _types_of(config: dict, family: str, n: int, nope, notes: list[str]) -> list
         sliding = config.get("use_sliding_window", False) and config.get("sliding_window", 4096) is not None
         first = config.get("max_window_layers", 28 if family == "qwen_window" else 80)
         types = ["sliding_attention" if sliding and i >= first else "full_attention" for i in range(n)]
-    elif family == "qwen3_moe":
-        types = ["full_attention"] * n  # a window, when there is one, is on every layer (_window)
+    elif family in _EVERY_LAYER_WINDOW:
+        # Mistral, Phi-3, Starcoder2, Ministral 3, Qwen3-MoE: a window, when there is one, is on every layer
+        # (_window); without layer_types transformers names such layers as its cache does
+        # (get_layer_types_and_kwargs in cache_utils.py, transformers 5.25.0: "sliding_attention" where
+        # config.sliding_window is not None, else "full_attention"), and so does the reader
+        windowed = _window(config, family, "full_attention") is not None
+        types = ["sliding_attention" if windowed else "full_attention"] * n
     else:
         types = ["full_attention"] * n
         if config.get("sliding_window") is not None and family not in _EVERY_LAYER_WINDOW:

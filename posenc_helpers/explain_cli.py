@@ -127,6 +127,9 @@ def _hf():
     except ImportError as exc:
         raise ExplainError(f"the transformers engine needs torch and transformers ({_one_line(exc)}): "
                            'pip install "posenc_helpers[hf]"') from None
+    except Exception as exc:  # an installed torch or transformers that fails on import
+        raise ExplainError(f"the transformers engine cannot load torch and transformers ({type(exc).__name__}: "
+                           f"{_one_line(exc)})") from None
     return explain_hf
 
 

@@ -225,6 +225,15 @@ def test_plain_posenc_is_still_the_interpreter(tmp_path):
     assert "usage: python -m posenc_helpers" in run("--help").stdout
 
 
+def test_top_level_help_names_the_explain_subcommand():
+    for option in ("--help", "-h"):
+        shown = run(option)
+        assert shown.returncode == 0 and shown.stderr == ""
+        assert ("\nsubcommand:\n  explain CONFIG  explain a model's config.json: its position design, layer by layer "
+                "(posenc explain --help)\n") in shown.stdout, shown.stdout
+    assert "usage: posenc explain" in run("explain", "--help").stdout
+
+
 def test_the_transformers_engine_is_not_imported_by_the_course_engine(bundled):
     code = ("import sys; from posenc_helpers.explain_cli import main; main([sys.argv[1]]); "
             "assert not {'torch', 'transformers'} & set(sys.modules), sorted(sys.modules)")

@@ -1,7 +1,8 @@
 """`posenc explain --engine transformers`: the same report, built from transformers itself.
 
 Imported only when asked for (``--engine transformers`` or ``--check``): nothing else in the package imports
-torch or transformers. Install them with ``pip install "posenc_helpers[hf]"``. For a config it
+torch or transformers. Install them as :data:`posenc_helpers.explain_cli.INSTALL_HF` says (torch as its CPU
+build; docs/EXPLAIN.md). For a config it
 
 1. builds the config class of its ``model_type`` (``CONFIG_MAPPING[model_type].from_dict``: the class's
    defaults and ``__post_init__``), and the model (``AutoModelForCausalLM``, else ``AutoModel``) on the

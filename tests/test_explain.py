@@ -205,7 +205,8 @@ def test_bad_input_gets_one_line_and_status_2(tmp_path, bundled):
     # .venv holds neither torch nor transformers (the lock has neither): the engine that needs them says how to get them
     for option in ("--check", "--engine=transformers"):
         one_line_error(run("explain", bundled["Llama 3.1 8B"], option), "needs torch and transformers",
-                       'pip install "posenc_helpers[hf]"')
+                       'pip install "torch>=2.6" --index-url https://download.pytorch.org/whl/cpu, then pip install '
+                       '"transformers>=5.25,<6" (the extra [hf]')
     usage = run("explain")
     assert usage.returncode == 2 and "usage: posenc explain" in usage.stderr
 

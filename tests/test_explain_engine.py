@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import io
 import json
+import tomllib
 import types
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +114,10 @@ def test_transformers_that_fails_on_import_is_one_line(monkeypatch, tmp_path):
     status, out, err = run(tmp_path, "--engine", "transformers")
     assert status == 2 and out == "" and len(err.splitlines()) == 1, err
     assert "cannot load torch and transformers (OSError: libcudart.so.12" in err, err
+
+
+def test_the_install_line_installs_the_hf_extra_with_torchs_cpu_build():
+    pyproject = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    for requirement in pyproject["project"]["optional-dependencies"]["hf"]:
+        assert f'pip install "{requirement}"' in explain_cli.INSTALL_HF, requirement
+    assert '"torch>=2.6" --index-url https://download.pytorch.org/whl/cpu' in explain_cli.INSTALL_HF

@@ -4,7 +4,7 @@
 ``--json`` (the report as data), ``--context 8k,128k,1M`` (the KV cache at those contexts; k = 1,024 and
 M = 1,048,576 tokens), ``--dtype bfloat16|float16|float32`` (instead of the config's), ``--bound`` (compute
 Men et al.'s Eq. 11 bound where it is not stored), ``--engine course|transformers`` (the course's reader, the
-default, or transformers itself: ``pip install "posenc_helpers[hf]"``), ``--check`` (both engines, every
+default, or transformers itself: :data:`INSTALL_HF`), ``--check`` (both engines, every
 field where they disagree) and ``--assume llama`` (the course's reader reads a model_type it does not transcribe
 as Llama's code would, and the report says so: its first line, its notes, and ``"assumed"`` in ``--json``).
 
@@ -32,6 +32,11 @@ from .configs import ASSUMABLE
 from .explain import DEFAULT_CONTEXTS, assumption, compare_layers, course_layers, explain, reader_config
 from .explain_text import render_json, render_text
 from .kvcache import DTYPE_BYTES
+
+#: How to install the transformers engine's two packages (the extra ``hf``), torch as its CPU build: from PyPI, pip
+#: installs on Linux the CUDA build (a few GB), which the engine does not need (docs/EXPLAIN.md).
+INSTALL_HF = ('pip install "torch>=2.6" --index-url https://download.pytorch.org/whl/cpu, then '
+              'pip install "transformers>=5.25,<6" (the extra [hf]; see docs/EXPLAIN.md)')
 
 
 class ExplainError(Exception):
@@ -126,7 +131,10 @@ def _hf():
         explain_hf.load()
     except ImportError as exc:
         raise ExplainError(f"the transformers engine needs torch and transformers ({_one_line(exc)}): "
-                           'pip install "posenc_helpers[hf]"') from None
+                           f"{INSTALL_HF}") from None
+    except Exception as exc:  # an installed torch or transformers that fails on import
+        raise ExplainError(f"the transformers engine cannot load torch and transformers ({type(exc).__name__}: "
+                           f"{_one_line(exc)})") from None
     return explain_hf
 
 

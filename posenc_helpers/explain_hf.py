@@ -1,7 +1,8 @@
 """`posenc explain --engine transformers`: the same report, built from transformers itself.
 
 Imported only when asked for (``--engine transformers`` or ``--check``): nothing else in the package imports
-torch or transformers. Install them with ``pip install "posenc_helpers[hf]"``. For a config it
+torch or transformers. Install them as :data:`posenc_helpers.explain_cli.INSTALL_HF` says (torch as its CPU
+build; docs/EXPLAIN.md). For a config it
 
 1. builds the config class of its ``model_type`` (``CONFIG_MAPPING[model_type].from_dict``: the class's
    defaults and ``__post_init__``), and the model (``AutoModelForCausalLM``, else ``AutoModel``) on the
@@ -52,6 +53,13 @@ _PROBE = "posenc_probe"
 _NORM_NAME = re.compile(r"^(q|k|qk|query|key)_?(norm|layernorm|ln)$")
 _KIND_OF_CACHE = {"DynamicLayer": "full", "DynamicSlidingWindowLayer": "sliding", "LinearAttentionLayer": "linear",
                   "DummyLayer": "shared"}
+
+
+class EngineError(ValueError):
+    """The engine's own one-line refusal: it names the model_type (or the config) and what failed.
+
+    Anything else that fails while transformers reads the config, builds the model or runs it is turned into one
+    by :func:`hf_layers`, with transformers' own message, so ``posenc explain`` prints one line and exits with 2."""
 
 
 class _Trace:
@@ -108,9 +116,9 @@ def hf_config(config: dict):
     load()
     model_type = config.get("model_type")
     if model_type is None:
-        raise ValueError("the config has no model_type: the transformers engine needs it to pick the config class")
+        raise EngineError("the config has no model_type: the transformers engine needs it to pick the config class")
     if model_type not in CONFIG_MAPPING:
-        raise ValueError(f"model_type {model_type!r} is not one transformers {transformers.__version__} knows")
+        raise EngineError(f"model_type {model_type!r} is not one transformers {transformers.__version__} knows")
     return CONFIG_MAPPING[model_type].from_dict(dict(config))
 
 
@@ -131,10 +139,10 @@ def build_meta_model(hf_cfg):
                 except KeyError as exc:  # a model that looks its attention class up by name (GPT-Neo's)
                     if _PROBE not in str(exc):
                         raise
-                    raise ValueError(f"the transformers engine cannot read model_type {hf_cfg.model_type!r}: its "
+                    raise EngineError(f"the transformers engine cannot read model_type {hf_cfg.model_type!r}: its "
                                      "attention class is chosen from a fixed table, which takes no registered "
                                      f"attention implementation (KeyError: {exc})") from None
-    raise ValueError(f"transformers {transformers.__version__} has no model class for model_type {hf_cfg.model_type!r}")
+    raise EngineError(f"transformers {transformers.__version__} has no model class for model_type {hf_cfg.model_type!r}")
 
 
 def decoder_stack(model, n_layers: int):
@@ -144,7 +152,7 @@ def decoder_stack(model, n_layers: int):
         for _name, module in owner.named_modules():
             if isinstance(module, torch.nn.ModuleList) and len(module) == n_layers:
                 return decoder, module
-    raise ValueError(f"no list of {n_layers} decoder layers found in {type(model).__name__}")
+    raise EngineError(f"no list of {n_layers} decoder layers found in {type(model).__name__}")
 
 
 def _is_attention(name: str, module) -> bool:
@@ -284,7 +292,7 @@ def trace_forward(model, decoder, layers):
                 last = exc
             finally:
                 _undo(installed)
-        raise ValueError(f"the transformers engine cannot trace model_type {model.config.model_type!r}: its forward "
+        raise EngineError(f"the transformers engine cannot trace model_type {model.config.model_type!r}: its forward "
                          f"pass on the meta device failed ({type(last).__name__}: {last})")
     finally:
         for mod, fname, fn in restore:
@@ -307,7 +315,7 @@ def _cpu_rotary(module, config=None):
         elif name == "config" and config is not None:
             kwargs[name] = config
         elif param.default is param.empty:
-            raise ValueError(f"cannot rebuild {cls.__name__}: its argument {name!r} is not an attribute")
+            raise EngineError(f"cannot rebuild {cls.__name__}: its argument {name!r} is not an attribute")
     with torch.device("cpu"):
         return cls(**kwargs)
 
@@ -495,18 +503,44 @@ def _rope_fields(trace, i, text_cfg, layer_type, cpu_out_of) -> dict:
     return {**fields, **trace.memo[key]}
 
 
+def _config_class(config: dict) -> str:
+    """"model_type 'x' (XConfig)", or as much of it as is known, for a message."""
+    model_type = config.get("model_type")
+    try:
+        name = CONFIG_MAPPING[model_type].__name__
+    except Exception:  # an unknown model_type, or a config class that does not import: the message says the rest
+        return f"model_type {model_type!r}"
+    return f"model_type {model_type!r} ({name})"
+
+
 def hf_layers(config: dict) -> tuple[list[dict], list[str], dict]:
-    """One dict per decoder layer (posenc_helpers.explain.LAYER_FIELDS) from transformers, its notes, the engine."""
+    """One dict per decoder layer (posenc_helpers.explain.LAYER_FIELDS) from transformers, its notes, the engine.
+
+    Whatever fails inside transformers (its config class, its model class, its forward pass) raises an
+    :class:`EngineError` naming the model_type and config class, with transformers' own message."""
+    load()
+    try:
+        return _hf_layers(config)
+    except EngineError:
+        raise
+    except Exception as exc:  # transformers' code may raise anything: named, with its own message
+        raise EngineError(f"transformers {transformers.__version__} failed on {_config_class(config)}: "
+                          f"{type(exc).__name__}: {exc}") from None
+
+
+def _hf_layers(config: dict) -> tuple[list[dict], list[str], dict]:
     hf_cfg = hf_config(config)
     text_cfg = hf_cfg.get_text_config(decoder=True)
     n = int(text_cfg.num_hidden_layers)
     try:
         model = build_meta_model(hf_cfg)
-    except (TypeError, AttributeError, RuntimeError, IndexError, ZeroDivisionError) as exc:
+    except EngineError:
+        raise
+    except Exception as exc:
         # transformers' own model class fails on this config (e.g. HunYuanDenseV1Config's default head_dim None:
         # self.scaling = self.head_dim**-0.5): named, with what failed
-        raise ValueError(f"transformers {transformers.__version__} cannot build model_type {hf_cfg.model_type!r} "
-                         f"from this config ({type(exc).__name__}: {exc})") from None
+        raise EngineError(f"transformers {transformers.__version__} cannot build the model of "
+                          f"{_config_class(config)} from this config ({type(exc).__name__}: {exc})") from None
     decoder, layers = decoder_stack(model, n)
     trace, cache = trace_forward(model, decoder, layers)
     types_ = _layer_types(text_cfg, n)
@@ -575,7 +609,7 @@ def engine_info() -> dict:
 def explain(config: dict, **kwargs) -> dict:
     """The report of ``config`` by the transformers engine (the same keys as posenc_helpers.explain.explain)."""
     if not isinstance(config, dict):
-        raise ValueError(f"the config must be a JSON object (a dict), got {type(config).__name__}")
+        raise EngineError(f"the config must be a JSON object (a dict), got {type(config).__name__}")
     with contextlib.redirect_stdout(sys.stderr):
         layers, notes, engine = hf_layers(config)
     notes.append("transformers engine: query temperatures, the norms' kind and linear-attention states are not traced")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 
+from .configs import UNTYPED_NOTE
 from .explain import NOT_TRACED
 
 # whose code an assumed family's config is read as (the report's ``assumed["read_as"]``)
@@ -186,12 +187,16 @@ def render_text(report: dict) -> str:
     where = report["source"] or "(given as data)"
     model = f"model_type {report['model_type']!r}" if report["model_type"] else "no model_type"
     assumed = report.get("assumed")
+    wrap = bool(assumed)
     if assumed:
         code = _FAMILY_CODE.get(assumed["read_as"], assumed["read_as"])
         model += f", not a family the reader transcribes: read as {code} code reads it (assumed on request; see the notes)"
+    elif UNTYPED_NOTE in report["notes"]:
+        wrap = True  # the reader's own assumption, stated in its note
+        model += ", and no key names a family: read Llama-style (assumed; see the notes)"
     first = f"config: {where}; {model}" + (", read from its text_config" if report["text_config"] else "")
     # the first line as it always was (scripts read it); wrapped only when it states an assumption
-    lines = [*(_wrap(first) if assumed else [first]),
+    lines = [*(_wrap(first) if wrap else [first]),
              f"engine: {engine['version']}" + (f" ({engine['detail']})" if engine.get("detail") else ""),
              f"layers: {report['num_layers']}, {len(report['kinds'])} kind" + ("s" if len(report["kinds"]) > 1 else ""),
              *_wrap("runs: " + _runs_text(report["runs"]))]

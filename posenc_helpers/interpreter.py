@@ -180,6 +180,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m posenc_helpers",
         description="Run PE / ROPE / DOT commands, one per line, and print one result line each.",
+        # the other command `posenc` (and python -m posenc_helpers) dispatches to (posenc_helpers/cli.py)
+        epilog="subcommand:\n  explain CONFIG  explain a model's config.json: its position design, layer by layer "
+               "(posenc explain --help)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("file", nargs="?", help="command file (default: standard input)")
     options = parser.parse_args(argv)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _validate as v
-from .configs import bundled_configs, bundled_kv_fields, check_family, load_config
+from .configs import UNTYPED_NOTE, bundled_configs, bundled_kv_fields, check_family, load_config
 from .configs.layers import _plan
 
 __all__ = [
@@ -457,8 +457,9 @@ def kv_layers(config, *, mla: str = "transformers", assume=None) -> tuple[list[L
     model_type = model_type[: -len("_text")] if isinstance(model_type, str) and model_type.endswith("_text") else model_type
     _refuse(inner, model_type)
     plan, plan_notes, _family = _plan(inner, assume=assume)
-    # what the count passes on from the layer reading: an assumed family, and windows a config turns off
-    notes += [n for n in plan_notes if n.startswith(("model_type", "layer_types names sliding"))]
+    # what the count passes on from the layer reading: an assumed family (or none named), and windows a config
+    # turns off
+    notes += [n for n in plan_notes if n.startswith(("model_type", "layer_types names sliding")) or n == UNTYPED_NOTE]
     records = [_PlanLayer(t, w, r) for t, w, r in plan]
     types = [r.layer_type for r in records]
     shares = _sharing(inner, model_type, types, notes)

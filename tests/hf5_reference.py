@@ -250,8 +250,7 @@ def construct(config: dict) -> dict:
         c["head_dim"] = c["hidden_size"] // c["num_attention_heads"]
     if mt in PARTIAL_FACTOR:  # kwargs.setdefault("partial_rotary_factor", ...), read by convert_rope_params_to_dict
         c.setdefault("partial_rotary_factor", PARTIAL_FACTOR[mt])
-    if mt == "qwen3_moe":  # Qwen3MoeConfig declares no layer_types; modeling_qwen3_moe.py reads none
-        c["layer_types"] = ["full_attention"] * n
+    # Qwen3MoeConfig declares no layer_types, and modeling_qwen3_moe.py reads none: see default_layer_types
     kwargs_theta = c.pop("rope_theta", None)  # a kwarg, not a field, in transformers 5 configs
     rope_scaling = c.pop("rope_scaling", None)
     if mt == "gemma3_text":  # configuration_gemma3.py, Gemma3TextConfig
@@ -398,6 +397,11 @@ def default_layer_types(c: dict, mt: str, n: int) -> list[str]:
         # configuration_qwen2.py, configuration_qwen3.py, configuration_qwen2_vl.py, configuration_qwen2_5_vl.py
         return ["sliding_attention" if c["sliding_window"] is not None and i >= c["max_window_layers"]
                 else "full_attention" for i in range(n)]
+    if mt in ("mistral", "qwen3_moe", "phi3", "starcoder2", "ministral3"):
+        # their config classes declare no layer_types, and their attention windows every layer alike: the cache
+        # names each layer (cache_utils.py, get_layer_types_and_kwargs; read in the 5.25.0 wheel): "sliding_attention"
+        # where config.sliding_window is not None, else "full_attention"
+        return ["sliding_attention" if c.get("sliding_window") is not None else "full_attention"] * n
     return ["full_attention"] * n
 
 

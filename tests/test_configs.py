@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from posenc_helpers.configs import (
+    UNTYPED_NOTE,
     bundled_configs,
     bundled_left_out,
     bundled_sources,
@@ -52,7 +53,9 @@ def test_missing_base_falls_back_and_says_so():
     cfg = {"head_dim": 8, "max_position_embeddings": 100}
     inv, _ = frequencies_from_config(cfg)
     np.testing.assert_allclose(inv, lit.inv_freq(8, 10000.0))
-    assert "base 10000 assumed" in rope_settings(cfg).notes[0]
+    # the first note says the config names no family, so it is read Llama-style (tests/test_configs_guesses.py)
+    notes = rope_settings(cfg).notes
+    assert notes[0] == UNTYPED_NOTE and "base 10000 assumed" in notes[1]
     assert "assumed: the config names no base" in describe_config(cfg)
 
 
@@ -170,7 +173,10 @@ def test_every_bundled_config_has_a_source_and_a_description():
     for name, source in sources.items():
         assert source["repository"].count("/") == 1 and source["path"] and len(source["commit"]) == 40, name
         text = describe_config(configs[name])
-        assert text.count("\n") == 5 and "pairs never complete a turn" in text
+        # six lines, and a note when the config names no family (read Llama-style, and the note says so)
+        untyped = "model_type" not in configs[name] and name not in ("GPT-NeoX-20B", "GPT-J-6B")
+        assert text.count("\n") == 5 + untyped and "pairs never complete a turn" in text, name
+        assert (f"note: {UNTYPED_NOTE}" in text) == untyped, name
     assert bundled_left_out() == {}
     issue = {"Llama 2 7B", "Llama 3.1 8B", "Code Llama 7B", "Mistral 7B", "Qwen2.5 7B", "GPT-NeoX-20B", "GPT-J-6B"}
     assert issue <= set(configs)

@@ -205,7 +205,8 @@ def test_bad_input_gets_one_line_and_status_2(tmp_path, bundled):
     # .venv holds neither torch nor transformers (the lock has neither): the engine that needs them says how to get them
     for option in ("--check", "--engine=transformers"):
         one_line_error(run("explain", bundled["Llama 3.1 8B"], option), "needs torch and transformers",
-                       'pip install "posenc_helpers[hf]"')
+                       'pip install "torch>=2.6" --index-url https://download.pytorch.org/whl/cpu, then pip install '
+                       '"transformers>=5.25,<6" (the extra [hf]')
     usage = run("explain")
     assert usage.returncode == 2 and "usage: posenc explain" in usage.stderr
 
@@ -223,6 +224,15 @@ def test_plain_posenc_is_still_the_interpreter(tmp_path):
     bad = run(tmp_path / "cmds.txt")
     assert bad.returncode == 1 and bad.stdout == "0.5403 0.8415\n" and "unknown command 'FOO'" in bad.stderr
     assert "usage: python -m posenc_helpers" in run("--help").stdout
+
+
+def test_top_level_help_names_the_explain_subcommand():
+    for option in ("--help", "-h"):
+        shown = run(option)
+        assert shown.returncode == 0 and shown.stderr == ""
+        assert ("\nsubcommand:\n  explain CONFIG  explain a model's config.json: its position design, layer by layer "
+                "(posenc explain --help)\n") in shown.stdout, shown.stdout
+    assert "usage: posenc explain" in run("explain", "--help").stdout
 
 
 def test_the_transformers_engine_is_not_imported_by_the_course_engine(bundled):
@@ -322,6 +332,16 @@ def test_assume_takes_only_llama_and_only_with_the_course_engine(tmp_path):
     assert with_assume["assumed"] is None and with_assume["kinds"] == without["kinds"]
     assert with_assume["notes"][0] == "--assume llama not used: model_type 'qwen3' is a family the reader transcribes"
     assert with_assume["notes"][1:] == without["notes"]
+
+
+@pytest.mark.parametrize(("key", "value"), [("position_embedding_type", "absolute"), ("use_dynamic_ntk", True),
+                                            ("use_logn_attn", True), ("num_layers", 4), ("n_layer", 4),
+                                            ("multi_query_group_num", 2)])
+def test_another_familys_key_is_refused_with_assume_llama_and_without_model_type(key, value):
+    for config, options in (({**MYSTERY, key: value}, ("--assume", "llama")),
+                            ({k: x for k, x in {**MYSTERY, key: value}.items() if k != "model_type"}, ())):
+        result = run("explain", "-", *options, stdin=json.dumps(config))
+        one_line_error(result, f"its {key} = {value!r} means what that family's code makes of it")
 
 
 @pytest.mark.parametrize("model_type", [*sorted(NOT_ROPE), "falcon with alibi"])

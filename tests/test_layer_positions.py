@@ -455,7 +455,8 @@ def test_the_class_defaults_of_the_qwen_and_mistral_windows():
     qwen2 = layer_positions(HAND["Qwen2 use_sliding_window, default window and max_window_layers"])
     assert [x.window for x in qwen2] == [None] * 28 + [4096] * 2
     moe = layer_positions(HAND["Qwen3-MoE window on every layer (no layer_types, no max_window_layers)"])
-    assert [x.window for x in moe] == [4096] * 30 and {x.layer_type for x in moe} == {"full_attention"}
+    # no layer_types: named as transformers' cache names a windowed layer (get_layer_types_and_kwargs)
+    assert [x.window for x in moe] == [4096] * 30 and {x.layer_type for x in moe} == {"sliding_attention"}
     assert [x.window for x in layer_positions(HAND["Qwen3-MoE without use_sliding_window"])] == [None] * 3
     assert [x.window for x in layer_positions(HAND["Mistral without sliding_window: the class's 4096"])] == [4096] * 3
     assert [x.window for x in layer_positions(HAND["Phi-3 window on every layer"])] == [2047] * 3

@@ -19,7 +19,8 @@ refuses a ``model_type`` outside them by name, listing the ones it reads;
 ``assume="llama"`` reads such a config as Llama's code would, and the output
 then says what was assumed. A config without ``model_type`` is read
 Llama-style, as far as no family's code could read it differently (one
-scheme, none of :data:`FAMILY_KEYS`). Families without RoPE (:data:`NOT_ROPE`:
+scheme, none of :data:`FAMILY_KEYS`), and every output says so
+(:data:`UNTYPED_NOTE`). Families without RoPE (:data:`NOT_ROPE`:
 ALiBi, learned tables) are named and refused. What the reader does not
 understand raises a ValueError naming the key (and the ``model_type``); every
 default it falls back to is stated by :func:`describe_config`. Each function
@@ -38,7 +39,16 @@ from __future__ import annotations
 
 from .bundled import bundled_configs, bundled_kv_fields, bundled_left_out, bundled_sources
 from .describe import config_summary, describe_config
-from .families import ASSUMABLE, FAMILIES, FAMILY_KEYS, LAYER_TYPES, NOT_ROPE, PARTIAL_DEFAULTS, check_family
+from .families import (
+    ASSUMABLE,
+    FAMILIES,
+    FAMILY_KEYS,
+    LAYER_TYPES,
+    NOT_ROPE,
+    PARTIAL_DEFAULTS,
+    UNTYPED_NOTE,
+    check_family,
+)
 from .layers import frequencies_from_config, layer_positions, per_layer, rope_settings
 from .load import load_config
 from .records import QK_NORM_UNKNOWN, LayerPositions, QKNorm, llama4_query_temperature, llama_4_scaling_temperature
@@ -63,6 +73,7 @@ __all__ = [
     "bundled_left_out",
     "FAMILIES",
     "FAMILY_KEYS",
+    "UNTYPED_NOTE",
     "LAYER_TYPES",
     "LayerPositions",
     "QKNorm",

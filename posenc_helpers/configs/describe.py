@@ -15,8 +15,8 @@ import numpy as np
 
 from .. import _validate as v
 from ..core import frequencies
-from .families import _FAMILY_NAMES, _nested_params, check_family
-from .layers import _resolve, frequencies_from_config, per_layer, rope_settings
+from .families import _FAMILY_NAMES, UNTYPED_NOTE, _family, _nested_params, check_family
+from .layers import _language_model, _resolve, frequencies_from_config, per_layer, rope_settings
 from .load import load_config
 from .records import QK_NORM_UNKNOWN, LayerPositions, llama4_query_temperature
 from .single import RopeSettings
@@ -43,6 +43,8 @@ def config_summary(config, *, assume=None) -> dict:
     """
     config = load_config(config)
     if per_layer(config, assume=assume):
+        # a key the reader refuses (a family's own key in a config read Llama-style) is named first
+        _family(_language_model(config, []), [], assume)
         raise ValueError(
             "this config sets position per layer (or needs its model's own code): config_summary has one row per "
             "model; use layer_positions(config), or describe_config(config) for the report"
@@ -122,9 +124,12 @@ def describe_config(config, *, assume=None) -> str:
     ``config`` may be a dict, a config.json's JSON text (paste the file as it is) or its path. A ``model_type``
     the reader does not transcribe is refused by name, unless ``assume="llama"``: then it is read as Llama's code
     would read it, and the report says so in a note. A family without RoPE (BLOOM, MPT: ALiBi; GPT-2, OPT:
-    learned positions) is named and refused. Taught in notebooks/11-rope-as-shipped.ipynb.
+    learned positions) is named and refused. A config without ``model_type`` (and no key only one family's config
+    has) is read Llama-style, and the report's last line says so (:data:`~posenc_helpers.configs.UNTYPED_NOTE`).
+    Taught in notebooks/11-rope-as-shipped.ipynb.
 
-    >>> print(describe_config({"head_dim": 128, "rope_theta": 10000.0, "max_position_embeddings": 4096}))
+    >>> cfg = {"model_type": "llama", "head_dim": 128, "rope_theta": 10000.0, "max_position_embeddings": 4096}
+    >>> print(describe_config(cfg))
     rotation: 64 pairs, all 128 dims of each head, base 10,000
     wavelengths: fastest 6.3 tokens (pair 0), slowest 54,410 tokens (pair 63)
     within L = 4,096 tokens (declared context): 18 of 64 pairs never complete a turn
@@ -186,8 +191,8 @@ def describe_config(config, *, assume=None) -> str:
         )
     else:
         lines.append(f"declared context: {s.max_position_embeddings:,} tokens (max_position_embeddings)")
-    if assumed is not None:
-        lines.append(f"note: {s.notes[0]}")
+    if assumed is not None or s.notes[:1] == (UNTYPED_NOTE,):
+        lines.append(f"note: {s.notes[0]}")  # what was assumed: no family named, or assume='llama'
     return "\n".join(lines)
 
 

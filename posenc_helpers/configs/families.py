@@ -114,14 +114,47 @@ _PER_LAYER_KEYS = (
 )
 
 
+# keys of families the reader does not transcribe, each read by that family's code alone (the meaning from the
+# config class named, and the code that reads it)
+_OTHER_FAMILY_KEYS = (
+    # which position the model gives at all: "absolute" (a learned table) or "rotary" in EsmConfig, "rope" or None
+    # (no position) in GraniteMoeHybridConfig (transformers 5.25.0, models/esm/modeling_esm.py,
+    # models/granitemoehybrid/modeling_granitemoehybrid.py: the rotary embedding only if it is "rope")
+    "position_embedding_type",
+    # Qwen (1)'s QWenConfig (remote code, Qwen/Qwen-7B configuration_qwen.py; vllm's transformers_utils/configs/
+    # qwen.py copies it): dynamic-NTK rescaling of the base past seq_length, and log-n scaling of each query
+    "use_dynamic_ntk", "use_logn_attn",
+    # the layer count under another name: num_layers (GPT-Neo, T5, ChatGLM's ChatGLMConfig), n_layer (GPT-2,
+    # CodeGen, GPT-J, Qwen (1)): attribute_map "num_hidden_layers" in their config classes; LlamaConfig reads
+    # num_hidden_layers only
+    "num_layers", "n_layer",
+    # ChatGLM's ChatGLMConfig (remote code, THUDM chatglm2/3 configuration_chatglm.py): the key and value heads
+    # when multi_query_attention, where LlamaConfig reads num_key_value_heads
+    "multi_query_group_num",
+)
+
+
 #: Keys whose meaning depends on the family's code (windows, per-layer patterns, softmax scales, bidirectional
-#: attention): a config read Llama-style (no ``model_type``, or ``assume="llama"``), or of a family whose code reads
-#: none of them (Llama, OLMo 2, GLM, Phi, StableLM, Cohere, Gemma, Falcon, Nemotron), that sets one is refused by
-#: name.
+#: attention, and keys only another family's config declares: its kind of position, Qwen 1's NTK and log-n
+#: switches, a layer count or key-value head count under another name): a config read Llama-style (no
+#: ``model_type``, or ``assume="llama"``), or of a family whose code reads none of them (Llama, OLMo 2, GLM, Phi,
+#: StableLM, Cohere, Gemma, Falcon, Nemotron), that sets one is refused by name.
 FAMILY_KEYS = tuple(k for k in _PER_LAYER_KEYS if k != "text_config") + (
     "sliding_window", "use_sliding_window", "max_window_layers", "use_bidirectional_attention",
     "attention_multiplier",
-)
+) + _OTHER_FAMILY_KEYS
+
+
+# GPT-J's own names (GPTJConfig.attribute_map): a config without model_type that names rotary_dim with n_embd is read
+# as GPT-J (see _family), whose config reads n_layer as its layer count
+_GPTJ_CLUE = ("rotary_dim", "n_embd")
+
+
+def _family_keys_set(config: dict) -> list[str]:
+    """The keys of :data:`FAMILY_KEYS` a config sets (a value other than None or False), in that order; n_layer
+    left out of a config without model_type that names GPT-J's keys (GPT-J's own name for its layer count)."""
+    own = ("n_layer",) if config.get("model_type") is None and all(k in config for k in _GPTJ_CLUE) else ()
+    return [k for k in FAMILY_KEYS if k not in own and k in config and config[k] is not None and config[k] is not False]
 
 
 def check_family(config: dict, assume=None) -> str | None:
@@ -164,6 +197,19 @@ def check_family(config: dict, assume=None) -> str | None:
     return model_type
 
 
+#: The note every reader function gives a config it reads Llama-style because the config names no family (no
+#: ``model_type``, and no key only one family's config has): in RopeSettings.notes, config_summary's ``notes``,
+#: describe_config's report, the KV count's notes and ``posenc explain``'s notes. What it says the reader does: the
+#: pairs of :func:`~posenc_helpers.configs.layers._layout` for Llama ("half-split"), one scheme on every layer (a
+#: per-layer key is refused, :data:`FAMILY_KEYS`), no window (``sliding_window`` is one of them).
+UNTYPED_NOTE = (
+    "no model_type, and no key names a family: read Llama-style, its RoPE as for model_type 'llama' (half-split "
+    "pairs, dim k with dim k + d/2 as rotate_half pairs them; the same RoPE on every layer; no window); if the model "
+    "is of another family, its own code may pair, rotate, window or normalise q and k differently: give its "
+    "model_type"
+)
+
+
 def _assumed_note(model_type: str) -> str:
     return (f"model_type {model_type!r} is not a family the reader transcribes: read as Llama's code reads it, "
             "because assume='llama' (its own code may pair, rotate, window or normalise q and k differently)")
@@ -182,15 +228,14 @@ def _refuse_family_keys(config: dict, family: str) -> None:
         who = "the config has no model_type, and no key names its family"
     # a key set to None or False asks for nothing (e.g. "sliding_window": null, "use_sliding_window": false);
     # GemmaConfig declares use_bidirectional_attention (refused by _refuse_unread, which says why)
-    for key in FAMILY_KEYS:
-        if family == "gemma" and key == "use_bidirectional_attention":
-            continue
-        if key in config and config[key] is not None and config[key] is not False:
-            raise ValueError(
-                f"{who}; its {key} = {v._show(config[key])} means what that family's code makes of it, so the "
-                "reader refuses rather than guess (give one of the model_types in posenc_helpers.configs.FAMILIES, "
-                "or remove the key)"
-            )
+    keys = [k for k in _family_keys_set(config) if not (family == "gemma" and k == "use_bidirectional_attention")]
+    if keys:
+        key = keys[0]
+        raise ValueError(
+            f"{who}; its {key} = {v._show(config[key])} means what that family's code makes of it, so the "
+            "reader refuses rather than guess (give one of the model_types in posenc_helpers.configs.FAMILIES, "
+            "or remove the key)"
+        )
     given = config.get("rope_parameters")
     if family == "generic" and isinstance(given, dict) and any(isinstance(x, dict) for x in given.values()):
         raise ValueError(
@@ -210,29 +255,47 @@ def _family(config: dict, notes: list[str], assume=None) -> str:
         if family in _PLAIN:
             _refuse_family_keys(config, family)
         return family
-    clues = (
-        ("rope_local_base_freq", "gemma3", "Gemma 3"),
-        ("global_rope_theta", "modernbert", "ModernBERT"), ("local_rope_theta", "modernbert", "ModernBERT"),
-        ("global_attn_every_n_layers", "modernbert", "ModernBERT"),
-        ("qk_rope_head_dim", "deepseek_v3", "DeepSeek-V3"),
-        ("full_attention_interval", "qwen3_next", "Qwen3-Next"),
-        ("attn_temperature_tuning", "llama4", "Llama 4"), ("floor_scale", "llama4", "Llama 4"),
-        ("rotary_pct", "gpt_neox", "GPT-NeoX"), ("rotary_emb_base", "gpt_neox", "GPT-NeoX"),
-    )
-    if "rotary_dim" in config and "n_embd" in config:
-        notes.append("no model_type: read as GPT-J (gptj), whose config names rotary_dim with n_embd")
-        return "gptj"
-    for key, family, name in clues:
-        if key in config:
-            notes.append(f"no model_type: read as {name} ({family}), the only family whose config has {key}")
-            return family
+    clue = _clue_family(config)
+    if clue is not None:
+        notes.append(clue[1])
+        return clue[0]
     if "sliding_window_pattern" in config and "layer_types" not in config:
         raise ValueError(
             "sliding_window_pattern without layer_types or model_type: Gemma 3 keeps RoPE on its full layers while "
             "Cohere2 and EXAONE 4 drop it there, so give model_type"
         )
     _refuse_family_keys(config, "generic")
+    notes.append(UNTYPED_NOTE)
     return "generic"
+
+
+# keys only one family's config has: a config without model_type that sets one is read as that family
+_CLUES = (
+    ("rope_local_base_freq", "gemma3", "Gemma 3"),
+    ("global_rope_theta", "modernbert", "ModernBERT"), ("local_rope_theta", "modernbert", "ModernBERT"),
+    ("global_attn_every_n_layers", "modernbert", "ModernBERT"),
+    ("qk_rope_head_dim", "deepseek_v3", "DeepSeek-V3"),
+    ("full_attention_interval", "qwen3_next", "Qwen3-Next"),
+    ("attn_temperature_tuning", "llama4", "Llama 4"), ("floor_scale", "llama4", "Llama 4"),
+    ("rotary_pct", "gpt_neox", "GPT-NeoX"), ("rotary_emb_base", "gpt_neox", "GPT-NeoX"),
+)
+
+
+def _clue_family(config: dict) -> tuple[str, str] | None:
+    """For a config without model_type: the family a key of its names, and the note saying so; None if no key does."""
+    if all(k in config for k in _GPTJ_CLUE):
+        return "gptj", "no model_type: read as GPT-J (gptj), whose config names rotary_dim with n_embd"
+    for key, family, name in _CLUES:
+        if key in config:
+            return family, f"no model_type: read as {name} ({family}), the only family whose config has {key}"
+    return None
+
+
+def _untyped_llama(config: dict) -> bool:
+    """Whether a config (its language model's part) is read Llama-style because it names no family: no
+    model_type, and no key of one family (:func:`_clue_family`)."""
+    inner = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    return (inner.get("model_type", config.get("model_type")) is None and _clue_family(inner) is None)
 
 
 # q and k normalisation, from each family's attention class in transformers 5.24.0 (models/<m>/modeling_<m>.py)
@@ -591,8 +654,13 @@ def _types_of(config: dict, family: str, n: int, nope, notes: list[str]) -> list
         sliding = config.get("use_sliding_window", False) and config.get("sliding_window", 4096) is not None
         first = config.get("max_window_layers", 28 if family == "qwen_window" else 80)
         types = ["sliding_attention" if sliding and i >= first else "full_attention" for i in range(n)]
-    elif family == "qwen3_moe":
-        types = ["full_attention"] * n  # a window, when there is one, is on every layer (_window)
+    elif family in _EVERY_LAYER_WINDOW:
+        # Mistral, Phi-3, Starcoder2, Ministral 3, Qwen3-MoE: a window, when there is one, is on every layer
+        # (_window); without layer_types transformers names such layers as its cache does
+        # (get_layer_types_and_kwargs in cache_utils.py, transformers 5.25.0: "sliding_attention" where
+        # config.sliding_window is not None, else "full_attention"), and so does the reader
+        windowed = _window(config, family, "full_attention") is not None
+        types = ["sliding_attention" if windowed else "full_attention"] * n
     else:
         types = ["full_attention"] * n
         if config.get("sliding_window") is not None and family not in _EVERY_LAYER_WINDOW:

@@ -23,14 +23,16 @@ from .families import (
     _NO_LAYER_TYPES,
     _PER_LAYER_KEYS,
     FAMILIES,
-    FAMILY_KEYS,
     PARTIAL_DEFAULTS,
+    UNTYPED_NOTE,
     _assumed_note,
     _count,
     _family,
+    _family_keys_set,
     _layer_table,
     _nested_params,
     _qk_norm,
+    _untyped_llama,
     _window,
     check_family,
 )
@@ -333,7 +335,7 @@ def per_layer(config, *, assume=None) -> bool:
     if any(k in config for k in _PER_LAYER_KEYS):
         return True
     family = FAMILIES.get(config.get("model_type"))
-    if family in (None, "generic") and any(config.get(k) not in (None, False) for k in FAMILY_KEYS):
+    if family in (None, "generic") and _family_keys_set(config):
         return True  # a key whose reading depends on a family the reader does not know: layer_positions refuses it
     if family is not None and family not in ("qwen_window", "qwen3_moe", "mistral", "phi3", "starcoder2", "gptj",
                                              "gpt_neox", "generic"):
@@ -504,7 +506,9 @@ def rope_settings(config, *, assume=None) -> RopeSettings:
     assumed = check_family(config, assume)
     if not per_layer(config, assume=assume):
         s = _settings(config)
-        return s if assumed is None else replace(s, notes=(_assumed_note(assumed), *s.notes))
+        if assumed is not None:
+            return replace(s, notes=(_assumed_note(assumed), *s.notes))
+        return replace(s, notes=(UNTYPED_NOTE, *s.notes)) if _untyped_llama(config) else s
     kinds: dict[str, RopeSettings] = {}
     records, notes, _family_name = _resolve(config, need_count=False, assume=assume, settings=kinds)
     first = records[0]

@@ -17,6 +17,7 @@ T = importlib.import_module("posenc_helpers.lab.train")  # the module (lab.train
 TINY = dict(train_len=8, d_model=16, heads=2, layers=1, progress=False)
 
 
+@pytest.mark.full  # trains: make test-all (docs/PERFORMANCE.md)
 def test_each_step_trains_at_its_drawn_length(monkeypatch):
     monkeypatch.setenv(cache.ENV, "off")
     seen = []

@@ -114,6 +114,7 @@ def train_t5(**kw):
     return lab.train("t5", "prev", **{"t5_buckets": 8, **kw})  # 8 buckets: the tiny L = 8 reaches them
 
 
+@pytest.mark.full  # trains a model per setting: make test-all (run it after any change to posenc_helpers/lab)
 def test_every_setting_that_decides_the_model_is_in_the_key(folder):
     assert models_served_stale(train_t5) == []
 
@@ -276,6 +277,7 @@ def train_and_tell(folder):
     return "read from the model cache" in out.getvalue()
 
 
+@pytest.mark.full  # trains: make test-all
 def test_two_processes_asking_for_one_model_train_it_once(folder):
     from posenc_helpers.lab.results import pool_map
 

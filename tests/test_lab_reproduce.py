@@ -69,9 +69,8 @@ def stored_row(kind, *key) -> dict:
     return {k: v for k, v in row.items() if k not in ("seed", "task", "scheme")}
 
 
-#: The row `make test` retrains (the sweep's headline row, about 100 s on a quiet 2-core machine); the held-out row
-#: (as long) and the text row (2,500 steps, about 3 minutes) are retrained by `make test-all` only (marked `full`),
-#: to keep the test command in its budget.
+#: The row `make test` retrains (the sweep's headline row); the held-out row and the text row (2,500 steps) are
+#: retrained by `make test-all` only (marked `full`), to keep the test command in its budget (docs/PERFORMANCE.md).
 IN_TEST = (SAMPLE[0],)
 
 

@@ -109,6 +109,7 @@ def two_test_sets(runs, lengths=(8, 12, 16, 20, 24, 32)):
     return rows
 
 
+@pytest.mark.full  # trains: make test-all
 @pytest.mark.slow
 def test_the_stated_se_predicts_the_difference_between_two_test_sets(runs):
     rows = two_test_sets(runs)

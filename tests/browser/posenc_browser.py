@@ -169,7 +169,7 @@ def has_slider_demo(path: Path) -> bool:
 
 #: The slider notebooks whose Run All `make test` drives in the browser: 01 and 16, the two whose demos changed their
 #: own values after Run All in the reports of issue 42 §3. `make test-all` drives every slider notebook (the others
-#: are marked `full`: 13 and 18 train models in their cells, and together the rest take about six minutes). In every
+#: are marked `full`: 13 and 18 train models in their cells, and the rest together outrun make test's budget). In every
 #: run, nbval builds each demo, and a default its slider cannot show is refused there (posenc_helpers.demo).
 RUN_ALL_IN_TEST = ("01-", "16-")
 

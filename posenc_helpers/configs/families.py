@@ -233,8 +233,8 @@ def _refuse_family_keys(config: dict, family: str) -> None:
         key = keys[0]
         raise ValueError(
             f"{who}; its {key} = {v._show(config[key])} means what that family's code makes of it, so the "
-            "reader refuses rather than guess (give one of the model_types in posenc_helpers.configs.FAMILIES, "
-            "or remove the key)"
+            f"reader refuses rather than guess (set the config's model_type to its family if the reader reads it: "
+            f"{', '.join(sorted(FAMILIES))}; or remove the key if the model does not use it)"
         )
     given = config.get("rope_parameters")
     if family == "generic" and isinstance(given, dict) and any(isinstance(x, dict) for x in given.values()):

@@ -102,8 +102,8 @@ lessons: $(VENV)/.installed-lessons
 XDIST ?= -n 2 --dist loadfile --no-loadscope-reorder
 
 # Lint first, then the lock check, then every test but those marked `full`: unit, property and doctests,
-# every notebook under nbval but 13, 15, 17 and 18, the lessons without JAX, the book, the browser, the claims
-# on the stored held-out rows and one row retrained (docs/PERFORMANCE.md gives its measured time).
+# the lessons under nbval (without JAX), the book, the browser, the claims on the stored rows; not the lab's
+# notebooks (12, 13, 15, 17, 18) nor any retraining (docs/PERFORMANCE.md gives its measured time).
 test: $(VENV)/.installed
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory lock-check
@@ -115,7 +115,7 @@ test-fast: $(VENV)/.installed
 	@$(MAKE) --no-print-directory lint
 	$(PY) -m pytest $(XDIST) -m "not slow and not browser and not full"
 
-# Everything make test runs, and the tests marked `full`: notebooks 13, 15, 17 and 18 under nbval, the browser's
+# Everything make test runs, and the tests marked `full`: the lab's notebooks 12, 13, 15, 17 and 18 under nbval, the browser's
 # Run All of every slider notebook, the held-out seeds and the text lab's held-out seed retrained and compared
 # with the stored rows (before a release, after any change to posenc_helpers/lab; docs/PERFORMANCE.md gives its
 # measured time).

@@ -3,10 +3,10 @@
 Three targets select from the same tests (see CONTRIBUTING.md):
 
 - ``make test-fast``: ``-m "not slow and not browser and not full"``, no lab training;
-- ``make test``: ``-m "not full"``, every notebook but 13, 15, 17 and 18, the browser, the book;
+- ``make test``: ``-m "not full"``, the lessons (every notebook but the lab's 12, 13, 15, 17 and 18), the browser, the book;
 - ``make test-all``: everything, with the tests marked ``full`` that retrain
   whole sweeps' rows (the held-out seeds, the text lab's held-out seed) and
-  notebooks 13, 15, 17 and 18 under nbval (:data:`FULL_NOTEBOOKS`).
+  the lab's notebooks 12, 13, 15, 17 and 18 under nbval (:data:`FULL_NOTEBOOKS`).
 
 ``make test`` runs in two worker processes (pytest-xdist, ``-n 2 --dist
 loadfile``): each file goes whole to one worker, in order, so a notebook's
@@ -30,13 +30,12 @@ import pytest
 #: The notebooks that train lab models live (their nbval items are slow).
 TRAINING_NOTEBOOKS = ("12-", "13-", "15-", "17-", "18-")
 
-#: Training notebooks whose nbval run goes to `make test-all` (marked `full`), which the test command's 15 minutes
-#: cannot hold (docs/PERFORMANCE.md gives the runs): notebook 15 trains a text model live, 17's live run trains
-#: ten models and two fresh seeds' more, 18's last part four models, and 13 reads 12's eight models (waiting for
-#: them when both run at once) and trains one more. Notebook 12, the lab's core, stays in `make test`. The stored
-#: outputs of all four are still scanned by tests/test_stored_outputs.py, and their claims are checked on the stored
-#: rows by the lab's tests.
-FULL_NOTEBOOKS = ("13-", "15-", "17-", "18-")
+#: Training notebooks whose nbval run goes to `make test-all` (marked `full`): all of them. Their live runs train
+#: models (12 eight at once, 13 reads them and trains one more, 15 a text model, 17 ten and its fresh seeds, 18
+#: four), which the test command's 15 minutes cannot hold beside everything else (docs/PERFORMANCE.md gives the
+#: runs). `make test` still scans their stored outputs (tests/test_stored_outputs.py) and checks their claims on
+#: the stored rows (tests/test_lab_claims.py and the other lab tests); `make test-all` executes them.
+FULL_NOTEBOOKS = TRAINING_NOTEBOOKS
 
 #: The test that runs every lesson under nbval with JAX blocked.
 NO_JAX_LESSONS = "tests/test_no_jax.py::test_every_lesson_passes_nbval_without_jax"

@@ -119,6 +119,7 @@ def test_every_setting_that_decides_the_model_is_in_the_key(folder):
     assert models_served_stale(train_t5) == []
 
 
+@pytest.mark.full  # trains: make test-all
 def test_the_check_catches_a_key_that_forgets_the_learning_rate(folder, monkeypatch):
     # the planted defect: a key without the learning rate serves the base model for another rate
     # (the seed cannot be forgotten this way: the key also holds the starting parameters, drawn from the seed)

@@ -90,7 +90,8 @@ NEWEST = ("deepseek_v4", "mistral4", "lfm3", "kimi_linear", "olmo_hybrid", "ergo
 #: the text config's, e.g. glm5_next_text).
 CANNOT_TRACE = {"glm5_next": "cannot trace model_type 'glm5_next", "kolibri1_1": "cannot trace model_type 'kolibri1_1",
                 # HunYuanDenseV1Config's default head_dim is None, and its attention computes head_dim ** -0.5
-                "hunyuan_v1_dense": "transformers 5.25.0 cannot build model_type 'hunyuan_v1_dense' from this config"}
+                "hunyuan_v1_dense": ("transformers 5.25.0 cannot build the model of model_type 'hunyuan_v1_dense' "
+                                     "(HunYuanDenseV1Config) from this config")}
 
 #: Families the course's reader refuses (not in posenc_helpers.configs.FAMILIES) that the transformers engine reads.
 REFUSED = ("deepseek_v4", "mistral4", "lfm3", "kimi_linear", "olmo_hybrid", "ergo", "mimo_v2_flash", "step3p7",

@@ -37,6 +37,14 @@ TRAINING_NOTEBOOKS = ("12-", "13-", "15-", "17-", "18-")
 #: the stored rows (tests/test_lab_claims.py and the other lab tests); `make test-all` executes them.
 FULL_NOTEBOOKS = TRAINING_NOTEBOOKS
 
+#: Test files of the lab whose tests train small models (measured: about half of make test-fast's time, which put it
+#: far over its budget). They are marked `slow`: make test runs them, make test-fast ("trains no model") does not.
+LAB_TRAINING_TESTS = tuple(f"tests/{name}.py" for name in (
+    "test_lab_cache", "test_lab_compilations", "test_lab_curriculum", "test_lab_evaluate", "test_lab_experiment",
+    "test_lab_finetune", "test_lab_length_schemes", "test_lab_model", "test_lab_model_cache", "test_lab_pool",
+    "test_lab_schemes", "test_lab_sequence_scores", "test_lab_text", "test_lab_text_context", "test_streaming",
+))
+
 #: The test that runs every lesson under nbval with JAX blocked.
 NO_JAX_LESSONS = "tests/test_no_jax.py::test_every_lesson_passes_nbval_without_jax"
 
@@ -77,6 +85,8 @@ def pytest_collection_modifyitems(session, config, items):
             item.add_marker(pytest.mark.slow)
         if path is not None and path.name.startswith(FULL_NOTEBOOKS):
             item.add_marker(pytest.mark.full)
+        if item.nodeid.split("::")[0] in LAB_TRAINING_TESTS:
+            item.add_marker(pytest.mark.slow)
     result = yield
     if getattr(config.option, "dist", "no") != "no":
         # the longest files first, so that neither worker is left with a long file at the end

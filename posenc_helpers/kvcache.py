@@ -805,8 +805,8 @@ def _rule(layers: list[LayerCache]) -> str:
 
 
 def _entries_text(x: LayerCache) -> str:
-    """A compressed layer's entries in words: 'entries every 4 × 512 + every 4 × 128'."""
-    return " + ".join(f"{c.name} entries every {c.rate} × {c.numbers_per_entry:,}" for c in x.compressed)
+    """A compressed layer's entries in words: 'compressor 512 numbers per 4 tokens + indexer 128 per 4'."""
+    return " + ".join(f"{c.name} {c.numbers_per_entry:,} numbers per {c.rate} tokens" for c in x.compressed)
 
 
 def kv_table(contexts=CONTEXTS, *, mla: str = "transformers") -> list[dict]:

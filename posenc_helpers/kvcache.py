@@ -24,6 +24,22 @@ counted as transformers 5.24.0's code caches it (``cache_utils.py``):
   counts DeepSeek's own inference code (``attn_impl = "absorb"``, the same 576),
   ``mla="expanded"`` its ``"naive"`` path, which caches every head's key and value:
   heads · (qk_nope + qk_rope) + heads · v_head_dim = 128 · 192 + 128 · 128 = 40,960.
+  Kimi Linear's full-attention layers cache the same two latents (no rotation is
+  applied to the second: ``KimiLinearAttention``), and GLM-5's
+  (``GlmMoeDsaAttention``, a ``DynamicIndexedLayer``) add the indexer's key
+  (index_head_dim) on the layers that run their own indexer;
+* Kimi Linear's linear layers (``KimiLinearDeltaAttention``) keep a conv state of
+  3 · heads · head_dim × kernel numbers and a recurrent state of heads × head_dim ×
+  head_dim numbers (float32), whatever the context;
+* DeepSeek V4 (transformers 5.25.0, modeling_deepseek_v4.py): a sliding layer is a
+  ``DynamicSlidingWindowLayer`` (keys and values, 2 · head_dim per token, the last
+  W − 1 tokens); a CSA or HCA layer (``DeepseekV4CSACache``, ``DeepseekV4HCACache``)
+  keeps its window's keys once (``self.values = self.keys``: head_dim per token) and
+  adds, per compressor, one entry of head_dim numbers per ``rate`` tokens
+  (⌊n / rate⌋ entries), the tokens not yet compressed (n mod rate, their projected
+  kv and gate), and for CSA the last full block's "Ca" slice and its gate (the gate
+  in float32, after the float32 ``position_bias``); CSA also keeps its lightning
+  indexer's entries (index_head_dim each) the same way.
 
 Bytes are numbers times the config's dtype (bfloat16 and float16: 2, float32: 4);
 a config that states no dtype is refused unless ``bytes_per_number=`` is given.
@@ -39,9 +55,10 @@ import numpy as np
 
 from . import _validate as v
 from .configs import UNTYPED_NOTE, bundled_configs, bundled_kv_fields, check_family, load_config
-from .configs.layers import _plan
+from .configs.layers import _compress_rates, _indexer_types, _kimi_linear_sizes, _plan
 
 __all__ = [
+    "CompressedCache",
     "MLA_MODES",
     "DTYPE_BYTES",
     "RECURRENT_STATE_BYTES",
@@ -138,18 +155,56 @@ _GPTJ_NAMES = {"n_layer": "num_hidden_layers", "n_head": "num_attention_heads", 
 
 
 @dataclass(frozen=True)
+class CompressedCache:
+    """What one compressor of a DeepSeek V4 CSA or HCA layer keeps (``DeepseekV4HCACache``, ``DeepseekV4CSACache``).
+
+    * ``name``: ``"compressor"`` (the layer's compressed keys = values) or ``"indexer"`` (CSA's lightning indexer);
+    * ``rate``: source tokens per entry; ``numbers_per_entry``: numbers of one entry (``compressed_kv[name]``);
+    * ``buffer_numbers_per_token``: numbers kept per token not yet compressed (``buffer_kv`` and ``buffer_gate``:
+      the projected kv and gate, in the model's dtype);
+    * ``overlap_numbers`` and ``overlap_float32_numbers``: CSA's saved Ca slice of the last full block
+      (``overlap_kv``, model dtype) and its gate (``overlap_gate``, float32), kept once a block has been
+      compressed; 0 for HCA.
+
+    >>> c = CompressedCache("compressor", 128, 512, 1024, 0, 0)
+    >>> c.numbers(300)     # 2 entries · 512 + 44 buffered tokens · 1,024; nothing in float32
+    (46080, 0)
+    """
+
+    name: str
+    rate: int
+    numbers_per_entry: int
+    buffer_numbers_per_token: int
+    overlap_numbers: int
+    overlap_float32_numbers: int
+
+    def numbers(self, context) -> tuple:
+        """(numbers in the model's dtype, numbers in float32) after ``context`` tokens (int or int array)."""
+        n = context
+        # ⌊n / rate⌋ entries, n mod rate buffered tokens, the overlap once a block is compressed
+        done = n // self.rate
+        model = (done * self.numbers_per_entry + (n % self.rate) * self.buffer_numbers_per_token
+                 + (done > 0) * self.overlap_numbers)
+        return model, (done > 0) * self.overlap_float32_numbers
+
+
+@dataclass(frozen=True)
 class LayerCache:
     """What one decoder layer caches, independent of the context and the dtype.
 
     * ``index``: the layer (0 = first); ``layer_type``: the config's name for it;
     * ``kind``: ``"full"`` (every token), ``"sliding"`` or ``"chunked"`` (the last ``window`` − 1 tokens),
-      ``"linear"`` (a fixed state, no per-token cost) or ``"shared"`` (nothing: it reads layer ``shares``'s cache);
+      ``"linear"`` (a fixed state, no per-token cost), ``"shared"`` (nothing: it reads layer ``shares``'s cache) or
+      ``"compressed"`` (DeepSeek V4's CSA and HCA: a window's keys plus ``compressed`` entries);
     * ``window``: the sliding window or chunk W in tokens (None otherwise); ``rope``: False for a NoPE layer;
     * ``numbers_per_token``: numbers cached per token held (keys and values together; MLA's latent and rotary key);
     * ``holds``: the most tokens it keeps (W − 1), None when it keeps every token (or none: linear, shared);
     * ``conv_state_numbers`` and ``recurrent_state_numbers``: a linear-attention layer's fixed state;
     * ``shares``: for a ``"shared"`` layer, the layer whose keys and values it reads;
-    * ``cached``: what the tensors are, in words.
+    * ``cached``: what the tensors are, in words;
+    * ``compressed``: a ``"compressed"`` layer's compressors (:class:`CompressedCache`), else empty;
+    * ``cache_class``: the transformers 5.25.0 cache layer class that holds it (``cache_utils.py``,
+      ``DYNAMIC_LAYER_TYPE_MAPPING``, or the class a model's file registers by ``_layer_type``).
     """
 
     index: int
@@ -163,6 +218,30 @@ class LayerCache:
     recurrent_state_numbers: int = 0
     shares: int | None = None
     cached: str = ""
+    compressed: tuple[CompressedCache, ...] = ()
+    cache_class: str = ""
+
+    def numbers(self, context) -> tuple:
+        """(numbers in the model's dtype, numbers in float32) cached after ``context`` tokens (int or int array).
+
+        >>> LayerCache(0, "sliding_attention", "sliding", 4, True, 2, 3).numbers(10)   # 3 tokens · 2 numbers
+        (6, 0)
+        """
+        held = 0 if self.kind in ("linear", "shared") else context if self.holds is None else np.minimum(
+            context, self.holds)
+        if np.ndim(held) == 0:
+            held = int(held)
+        model = self.numbers_per_token * held + self.conv_state_numbers
+        float32 = self.recurrent_state_numbers
+        for c in self.compressed:
+            m, f = c.numbers(context)
+            model, float32 = model + m, float32 + f
+        return model, float32
+
+    def bytes(self, context, bytes_per_number: int):
+        """Bytes after ``context`` tokens: the model-dtype numbers · ``bytes_per_number``, float32 ones · 4."""
+        model, float32 = self.numbers(context)
+        return model * bytes_per_number + float32 * RECURRENT_STATE_BYTES
 
     def tokens(self, context: int) -> int:
         """Tokens held after ``context`` tokens: min(context, W − 1) for a window, context if full, 0 if none.
@@ -427,6 +506,90 @@ def _mla(config: dict, mla: str, notes: list[str]) -> tuple[int, str]:
     return rank + rope, f"latent {rank} + rotary key {rope}"
 
 
+def _kimi_linear_cache(config: dict, records, mla: str, notes: list[str]) -> list[LayerCache]:
+    """Kimi Linear (modeling_kimi_linear.py, transformers 5.25.0): MLA latents on the full layers, KDA states on the
+    linear ones."""
+    if mla != "transformers":
+        raise ValueError(f"mla={mla!r}: for Kimi Linear the count follows transformers only (mla='transformers')")
+    rank = _with_default(config, "kv_lora_rank", 512, "KimiLinearConfig", notes)
+    rope = _with_default(config, "qk_rope_head_dim", 64, "KimiLinearConfig", notes)
+    sizes = _kimi_linear_sizes(config)
+    heads, head, kernel = sizes["heads"], sizes["head_dim"], sizes["kernel"]
+    conv_dim = 3 * heads * head  # KimiLinearDeltaAttention: conv_dim = qkv_dim * 3, qkv_dim = heads · head_dim
+    out = []
+    for i, r in enumerate(records):
+        common = {"index": i, "layer_type": r.layer_type, "window": r.window, "rope": r.rope}
+        if r.layer_type == "linear_attention":
+            # LinearAttentionLayer: conv state (conv_dim, kernel); recurrent state (heads, head_dim, head_dim) float32
+            out.append(LayerCache(**common, kind="linear", numbers_per_token=0, holds=None,
+                                  conv_state_numbers=conv_dim * kernel, recurrent_state_numbers=heads * head * head,
+                                  cached=f"conv state {conv_dim:,} × {kernel} + recurrent state {heads} × {head} × "
+                                         f"{head} (float32)", cache_class="LinearAttentionLayer"))
+        else:
+            # KimiLinearAttention.forward: cache.update(kv_nope, k_rot): the latent and the (unrotated) shared key
+            out.append(LayerCache(**common, kind="full", numbers_per_token=rank + rope, holds=None,
+                                  cached=f"latent {rank} + shared key {rope} (not rotated)", cache_class="DynamicLayer"))
+    return out
+
+
+def _glm_moe_dsa_cache(config: dict, records, mla: str, notes: list[str]) -> list[LayerCache]:
+    """GLM-5 (modeling_glm_moe_dsa.py): a DynamicIndexedLayer per layer, the MLA latents and, on the layers that run
+    their own indexer, the indexer's key (update_indexer)."""
+    if mla != "transformers":
+        raise ValueError(f"mla={mla!r}: for GLM-5 the count follows transformers only (mla='transformers')")
+    rank = _with_default(config, "kv_lora_rank", 512, "GlmMoeDsaConfig", notes)
+    rope = _with_default(config, "qk_rope_head_dim", 64, "GlmMoeDsaConfig", notes)
+    index = _with_default(config, "index_head_dim", 128, "GlmMoeDsaConfig", notes)
+    modes = _indexer_types(config, "glm_moe_dsa", len(records))
+    out = []
+    for i, (r, mode) in enumerate(zip(records, modes, strict=True)):
+        extra = index if mode == "full" else 0
+        what = f"latent {rank} + rotary key {rope}" + (f" + indexer key {index}" if extra else "")
+        out.append(LayerCache(i, r.layer_type, "full", r.window, r.rope, rank + rope + extra, None, cached=what,
+                              cache_class="DynamicIndexedLayer"))
+    return out
+
+
+def _deepseek_v4_cache(config: dict, records, mla: str, notes: list[str]) -> list[LayerCache]:
+    """DeepSeek V4 (modeling_deepseek_v4.py, transformers 5.25.0): what each layer's cache class keeps."""
+    if mla != "transformers":
+        raise ValueError(f"mla={mla!r}: for DeepSeek V4 the count follows transformers only (mla='transformers')")
+    head = _with_default(config, "head_dim", 512, "DeepseekV4Config", notes)
+    index = _with_default(config, "index_head_dim", 128, "DeepseekV4Config", notes)
+    rates = _compress_rates(config)
+    out = []
+    for i, r in enumerate(records):
+        common = {"index": i, "layer_type": r.layer_type, "window": r.window, "rope": r.rope}
+        holds = r.window - 1 if r.window > 1 else None
+        if r.layer_type == "sliding_attention":
+            # DynamicSlidingWindowLayer.update(kv, kv): keys and values kept as two tensors
+            out.append(LayerCache(**common, kind="sliding", numbers_per_token=2 * head, holds=holds,
+                                  cached=f"keys and values, 2 × 1 head × {head} (the same numbers, kept twice)",
+                                  cache_class="DynamicSlidingWindowLayer"))
+            continue
+        rate = rates[r.layer_type]
+        if r.layer_type == "heavily_compressed_attention":
+            # DeepseekV4HCACompressor: kv_proj and gate_proj of head_dim each; no overlap state
+            branches = (CompressedCache("compressor", rate, head, 2 * head, 0, 0),)
+            cls = "DeepseekV4HCACache"
+        else:
+            # DeepseekV4CSACompressor / DeepseekV4Indexer: kv_proj and gate_proj of 2 · width each; the overlap is
+            # the last block's Ca slice, rate × width, and its gate (float32)
+            branches = (CompressedCache("compressor", rate, head, 4 * head, rate * head, rate * head),
+                        CompressedCache("indexer", rate, index, 4 * index, rate * index, rate * index))
+            cls = "DeepseekV4CSACache"
+        out.append(LayerCache(**common, kind="compressed", numbers_per_token=head, holds=holds,
+                              cached=f"window keys = values, 1 head × {head} (one tensor) + "
+                                     + " + ".join(f"{c.name} entries of {c.numbers_per_entry} every {c.rate} tokens"
+                                                  for c in branches),
+                              compressed=branches, cache_class=cls))
+    return out
+
+
+_SIZES_2026 = {"kimi_linear": _kimi_linear_cache, "glm_moe_dsa": _glm_moe_dsa_cache,
+               "deepseek_v4": _deepseek_v4_cache}
+
+
 @dataclass(frozen=True)
 class _PlanLayer:
     layer_type: str
@@ -466,6 +629,8 @@ def kv_layers(config, *, mla: str = "transformers", assume=None) -> tuple[list[L
     if model_type == "deepseek_v3":
         per_token, what = _mla(inner, mla, notes)
         sizes = {t: (per_token, what) for t in set(types)}
+    elif model_type in _SIZES_2026:
+        return _SIZES_2026[model_type](inner, records, mla, notes), list(dict.fromkeys(notes))
     else:
         kv, head = _heads_and_dim(inner, model_type, notes)
         # keys and values: 2 · kv_heads · head_dim numbers per token
@@ -479,18 +644,21 @@ def kv_layers(config, *, mla: str = "transformers", assume=None) -> tuple[list[L
         if i in shares:
             source = shares[i]
             out.append(LayerCache(**common, kind="shared", numbers_per_token=0, holds=None, shares=source,
-                                  cached="nothing" if source is None else f"nothing: reads layer {source}'s keys and values"))
+                                  cached="nothing" if source is None else f"nothing: reads layer {source}'s keys and values",
+                                  cache_class="DummyLayer"))
         elif r.layer_type == "linear_attention":
             conv, recurrent, what = _linear(inner, notes)
             out.append(LayerCache(**common, kind="linear", numbers_per_token=0, holds=None, conv_state_numbers=conv,
-                                  recurrent_state_numbers=recurrent, cached=what))
+                                  recurrent_state_numbers=recurrent, cached=what, cache_class="LinearAttentionLayer"))
         elif r.window is not None:
             kind = "chunked" if r.layer_type == "chunked_attention" else "sliding"
             # DynamicSlidingWindowLayer keeps [-W + 1:]: W − 1 tokens, or all of them when W = 1 ([0:])
             holds = r.window - 1 if r.window > 1 else None
-            out.append(LayerCache(**common, kind=kind, numbers_per_token=per_token, holds=holds, cached=what))
+            out.append(LayerCache(**common, kind=kind, numbers_per_token=per_token, holds=holds, cached=what,
+                                  cache_class="DynamicSlidingWindowLayer"))
         else:
-            out.append(LayerCache(**common, kind="full", numbers_per_token=per_token, holds=None, cached=what))
+            out.append(LayerCache(**common, kind="full", numbers_per_token=per_token, holds=None, cached=what,
+                                  cache_class="DynamicLayer"))
     return out, list(dict.fromkeys(notes))
 
 
@@ -528,9 +696,8 @@ def kv_cache(config, context, *, bytes_per_number=None, mla: str = "transformers
     layers, notes = kv_layers(config, mla=mla, assume=assume)
     size, dtype = _bytes_per_number(config, bytes_per_number)
     tokens = tuple(x.tokens(context) for x in layers)
-    # numbers per token · tokens · b, plus the fixed states
-    per_layer = tuple(x.numbers_per_token * t * size + x.conv_state_numbers * size
-                      + x.recurrent_state_numbers * RECURRENT_STATE_BYTES for x, t in zip(layers, tokens, strict=True))
+    # numbers per token · tokens · b, plus the fixed states (and DeepSeek V4's compressed entries)
+    per_layer = tuple(int(x.bytes(context, size)) for x in layers)
     return CacheSize(tuple(layers), context, size, dtype, mla, tokens, per_layer, tuple(notes))
 
 
@@ -552,10 +719,7 @@ def kv_bytes(config, contexts, *, bytes_per_number=None, mla: str = "transformer
     size, _dtype = _bytes_per_number(config, bytes_per_number)
     total = np.zeros(n.shape, dtype=np.int64)
     for x in layers:
-        if x.kind not in ("linear", "shared"):
-            held = n if x.holds is None else np.minimum(n, x.holds)
-            total += x.numbers_per_token * held * size
-        total += x.conv_state_numbers * size + x.recurrent_state_numbers * RECURRENT_STATE_BYTES
+        total += x.bytes(n, size)
     return total
 
 
@@ -622,7 +786,8 @@ def _rule(layers: list[LayerCache]) -> str:
     """The counting rule in a few words: how many layers of each kind, and what they keep."""
     groups: dict[tuple, int] = {}
     for x in layers:
-        key = (x.kind, x.window, x.numbers_per_token, x.cached if x.kind == "linear" else "")
+        key = ("shared", None, 0, "") if x.kind == "shared" else (
+            x.kind, x.window, x.numbers_per_token, x.cached if x.kind == "linear" else _entries_text(x))
         groups[key] = groups.get(key, 0) + 1
     parts = []
     for (kind, window, per_token, what), count in groups.items():
@@ -630,11 +795,19 @@ def _rule(layers: list[LayerCache]) -> str:
             parts.append(f"{count} linear ({what})")
         elif kind == "shared":
             parts.append(f"{count} shared (no cache)")
+        elif kind == "compressed":
+            parts.append(f"{count} compressed W={window:,} (keeps {window - 1:,}) × {per_token:,} numbers per token "
+                         f"+ {what}")
         elif window is None or window == 1:
             parts.append(f"{count} full × {per_token:,} numbers per token")
         else:
             parts.append(f"{count} {kind} W={window:,} (keeps {window - 1:,}) × {per_token:,} numbers per token")
     return " + ".join(parts)
+
+
+def _entries_text(x: LayerCache) -> str:
+    """A compressed layer's entries in words: 'compressor 512 numbers per 4 tokens + indexer 128 per 4'."""
+    return " + ".join(f"{c.name} {c.numbers_per_entry:,} numbers per {c.rate} tokens" for c in x.compressed)
 
 
 def kv_table(contexts=CONTEXTS, *, mla: str = "transformers") -> list[dict]:
@@ -654,15 +827,17 @@ def kv_table(contexts=CONTEXTS, *, mla: str = "transformers") -> list[dict]:
     for name in bundled_configs("all"):
         config = bundled_kv_config(name)
         layers, notes = kv_layers(config, mla=mla)
-        # numbers cached: Σ numbers_per_token · tokens(n) + the fixed states
-        numbers = {n: sum(x.numbers_per_token * x.tokens(n) + x.conv_state_numbers + x.recurrent_state_numbers
-                          for x in layers) for n in contexts}
+        # numbers cached: Σ numbers_per_token · tokens(n) + the fixed states (+ compressed entries), any dtype
+        numbers = {n: int(sum(sum(x.numbers(n)) for x in layers)) for n in contexts}
         try:
             dtype, _size = dtype_bytes(config)
             totals = {n: int(b) for n, b in zip(contexts, kv_bytes(config, contexts, mla=mla), strict=True)}
         except ValueError:
             dtype, totals = None, None
-        limit = _language(config)[0].get("max_position_embeddings")
+        lang = _language(config)[0]
+        limit = lang.get("max_position_embeddings")
+        if limit is None and lang.get("model_type") == "kimi_linear":
+            limit = lang.get("model_max_length")  # KimiLinearConfig.attribute_map: max_position_embeddings
         rows.append({
             "name": name, "rule": _rule(layers), "dtype": dtype, "numbers": numbers,
             "bytes": dict.fromkeys(contexts) if totals is None else totals,

@@ -84,3 +84,48 @@ EDGE = {
         "num_key_value_heads": 2, "head_dim": 128, "dtype": "bfloat16",
         "rope_parameters": {"rope_type": "default", "rope_theta": 1e7, "partial_rotary_factor": 0.25}},
 }
+
+# the families transformers 5.25.0 added that issue 44 §2 bundles (DeepSeek V4, GLM-5, Kimi Linear): hand-built
+# shapes held to tests/hf5_reference.py's transcription of the 5.25.0 code (not in hf_config_reference.json, which
+# transformers 5.24.0 built)
+NEW_2026 = {
+    "DeepSeek V4 defaults": {"model_type": "deepseek_v4", "num_hidden_layers": 6},
+    "DeepSeek V4 legacy compress_ratios, YaRN, qk_rope_head_dim 32": {
+        "model_type": "deepseek_v4", "num_hidden_layers": 5, "head_dim": 256, "num_attention_heads": 8,
+        "hidden_size": 1024, "qk_rope_head_dim": 32, "compress_ratios": [0, 4, 128, 4, 0, 4], "rope_theta": 1e4,
+        "compress_rope_theta": 1e5, "sliding_window": 64, "max_position_embeddings": 65536,
+        "rope_scaling": {"type": "yarn", "factor": 4, "original_max_position_embeddings": 4096, "beta_fast": 32,
+                         "beta_slow": 1},
+        "index_topk": 16, "index_head_dim": 64, "index_n_heads": 8},
+    "DeepSeek V4 layer_types and compress_rates": {
+        "model_type": "deepseek_v4", "num_hidden_layers": 4, "head_dim": 128, "partial_rotary_factor": 0.25,
+        "layer_types": ["compressed_sparse_attention", "sliding_attention", "heavily_compressed_attention",
+                        "compressed_sparse_attention"],
+        "compress_rates": {"compressed_sparse_attention": 8, "heavily_compressed_attention": 32},
+        "sliding_window": 16, "rope_parameters": {"rope_type": "default", "rope_theta": 5e4}},
+    "DeepSeek V4 nested main and compress": {
+        "model_type": "deepseek_v4", "num_hidden_layers": 3, "head_dim": 128, "compress_ratios": [0, 4, 128],
+        "max_position_embeddings": 32768,
+        "rope_parameters": {"main": {"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.5},
+                            "compress": {"rope_type": "yarn", "rope_theta": 4e4, "factor": 8.0,
+                                         "original_max_position_embeddings": 4096, "partial_rotary_factor": 0.25}}},
+    "DeepSeek V4 nested, default sets, no partial factor": {
+        "model_type": "deepseek_v4", "num_hidden_layers": 2, "head_dim": 64, "compress_ratios": [0, 128],
+        "rope_parameters": {"main": {"rope_type": "default", "rope_theta": 1e4},
+                            "compress": {"rope_type": "default", "rope_theta": 4e4}}},
+    "GLM-5 defaults": {"model_type": "glm_moe_dsa", "num_hidden_layers": 3},
+    "GLM-5 index_topk_freq 2, YaRN with mscale_all_dim": {
+        "model_type": "glm_moe_dsa", "num_hidden_layers": 6, "qk_rope_head_dim": 32, "qk_nope_head_dim": 96,
+        "index_topk_freq": 2, "index_head_dim": 64, "index_n_heads": 4, "index_topk": 32,
+        "max_position_embeddings": 16384,
+        "rope_parameters": {"rope_type": "yarn", "rope_theta": 1e4, "factor": 4.0,
+                            "original_max_position_embeddings": 4096, "mscale_all_dim": 1.0}},
+    "GLM-5 index_topk_pattern FSSF": {
+        "model_type": "glm_moe_dsa", "num_hidden_layers": 4, "index_topk_pattern": "FSSF",
+        "rope_parameters": {"rope_type": "default", "rope_theta": 1e6}},
+    "Kimi Linear defaults": {"model_type": "kimi_linear", "num_hidden_layers": 9},
+    "Kimi Linear 1-indexed layer lists": {
+        "model_type": "kimi_linear", "num_hidden_layers": 5, "qk_nope_head_dim": 64, "qk_rope_head_dim": 32,
+        "linear_attn_config": {"full_attn_layers": [2, 5], "kda_layers": [1, 3, 4], "head_dim": 64, "num_heads": 4,
+                               "short_conv_kernel_size": 3}},
+}

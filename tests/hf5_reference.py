@@ -1,10 +1,13 @@
-"""Transcriptions of Hugging Face transformers 5.24.0's position code, in numpy, for the per-layer tests.
+"""Transcriptions of Hugging Face transformers 5's position code, in numpy, for the per-layer tests.
 
-Each function names the file it transcribes (paths inside the ``transformers`` 5.24.0 wheel,
-``transformers/...``). The code follows the original's structure and names: a config is first
-"constructed" the way the model's configuration class does it (``__post_init__`` and
-``convert_rope_params_to_dict``), then the rotary class builds one ``inv_freq`` buffer per layer type, and
-the attention class sets each layer's ``scaling``, ``sliding_window`` and whether RoPE is applied.
+Written against the 5.24.0 wheel; DeepSeek V4, GLM-5 (glm_moe_dsa) and Kimi Linear against the 5.25.0 wheel. In
+5.25.0, modeling_rope_utils.py and the configuration files of Gemma 3 and 4, Llama 4, DeepSeek-V3, gpt-oss, OLMo 3,
+Phi-3, Qwen3.5 and Qwen3-Next change no value computed here (yarn_get_mscale moves into modeling_rope_utils.py;
+Phi-3's "su" is renamed before standardize_rope_params rather than after; tensor-parallel plans). Each function
+names the file it transcribes (paths inside the ``transformers`` wheel, ``transformers/...``). The code follows the
+original's structure and names: a config is first "constructed" the way the model's configuration class does it
+(``__post_init__`` and ``convert_rope_params_to_dict``), then the rotary class builds one ``inv_freq`` buffer per
+layer type, and the attention class sets each layer's ``scaling``, ``sliding_window`` and whether RoPE is applied.
 torch is replaced by numpy (float64 instead of float32); nothing is imported from posenc_helpers.
 """
 
@@ -253,7 +256,13 @@ def construct(config: dict) -> dict:
     # Qwen3MoeConfig declares no layer_types, and modeling_qwen3_moe.py reads none: see default_layer_types
     kwargs_theta = c.pop("rope_theta", None)  # a kwarg, not a field, in transformers 5 configs
     rope_scaling = c.pop("rope_scaling", None)
-    if mt == "gemma3_text":  # configuration_gemma3.py, Gemma3TextConfig
+    if mt == "deepseek_v4":  # configuration_deepseek_v4.py (5.25.0), DeepseekV4Config
+        construct_deepseek_v4(c, kwargs_theta, rope_scaling)
+    elif mt == "glm_moe_dsa":  # configuration_glm_moe_dsa.py (5.25.0), GlmMoeDsaConfig
+        construct_glm_moe_dsa(c, kwargs_theta, rope_scaling)
+    elif mt == "kimi_linear":  # configuration_kimi_linear.py (5.25.0), KimiLinearConfig
+        construct_kimi_linear(c)
+    elif mt == "gemma3_text":  # configuration_gemma3.py, Gemma3TextConfig
         pattern = c.get("sliding_window_pattern", 6)
         if c.get("layer_types") is None:
             c["layer_types"] = ["sliding_attention" if bool((i + 1) % pattern) else "full_attention" for i in range(n)]
@@ -365,8 +374,117 @@ def construct(config: dict) -> dict:
         if c.get("layer_types") is None:
             c["layer_types"] = default_layer_types(c, mt, n)
     c["rope_theta"] = kwargs_theta
-    standardize_rope_params(c)
+    if mt not in ("deepseek_v4", "kimi_linear"):  # both set their rope_parameters themselves (or have none)
+        standardize_rope_params(c)
     return c
+
+
+# the dataclass field defaults the 5.25.0 position code reads
+DEEPSEEK_V4_DEFAULTS = {"num_hidden_layers": 43, "head_dim": 512, "num_attention_heads": 64, "hidden_size": 4096,
+                        "max_position_embeddings": 1048576, "compress_rope_theta": 160000.0, "sliding_window": 128,
+                        "index_n_heads": 64, "index_head_dim": 128, "index_topk": 512, "partial_rotary_factor": None,
+                        "layer_types": None, "compress_rates": None}
+DEEPSEEK_V4_RATIO_TO_TYPE = {0: "sliding_attention", 4: "compressed_sparse_attention",
+                             128: "heavily_compressed_attention"}  # _COMPRESS_RATIO_TO_LAYER_TYPE
+
+
+def construct_deepseek_v4(c: dict, kwargs_theta, rope_scaling) -> None:
+    """DeepseekV4Config.__post_init__ after PreTrainedConfig.__post_init__ (convert_rope_params_to_dict)."""
+    for key, value in DEEPSEEK_V4_DEFAULTS.items():
+        c.setdefault(key, value)
+    legacy_compress_ratios = c.pop("compress_ratios", None)
+    legacy_csa, legacy_hca = c.pop("compress_rate_csa", None), c.pop("compress_rate_hca", None)
+    legacy_qk_rope_head_dim = c.pop("qk_rope_head_dim", None)
+    rope_theta = 10000.0 if kwargs_theta is None else kwargs_theta  # rope_theta: float | int = 10000.0, a field
+    # convert_rope_params_to_dict: rope_scaling or rope_parameters; a flat dict (no "main"/"compress" key) gets the
+    # field rope_theta, then standardize_rope_params: rope_type from "type", original_max_position_embeddings
+    rp = rope_scaling or c.get("rope_parameters") or {}
+    # nested_rope_parameter_keys: the _rope_type_labels ("main", "compress") present; each gets the defaults
+    for params in [rp[k] for k in ("main", "compress") if k in rp] or [rp]:
+        params.setdefault("rope_theta", rope_theta)
+        if c["partial_rotary_factor"] is not None:  # the field as given (None unless the config sets it)
+            params.setdefault("partial_rotary_factor", c["partial_rotary_factor"])
+        params.setdefault("rope_type", params.get("type", "default"))
+        if params["rope_type"] in ("llama3", "yarn", "longrope"):
+            params.setdefault("original_max_position_embeddings", c["max_position_embeddings"])
+    n = c["num_hidden_layers"]
+    if c["compress_rates"] is None:
+        c["compress_rates"] = {"compressed_sparse_attention": 4, "heavily_compressed_attention": 128}
+    if legacy_csa is not None:
+        c["compress_rates"]["compressed_sparse_attention"] = legacy_csa
+    if legacy_hca is not None:
+        c["compress_rates"]["heavily_compressed_attention"] = legacy_hca
+    if c["layer_types"] is None and legacy_compress_ratios is not None:
+        c["layer_types"] = [DEEPSEEK_V4_RATIO_TO_TYPE[r] for r in legacy_compress_ratios]
+    if c["layer_types"] is None:
+        interleave = ["compressed_sparse_attention" if i % 2 else "heavily_compressed_attention"
+                      for i in range(max(n - 2, 0))]
+        c["layer_types"] = ["heavily_compressed_attention"] * min(n, 2) + interleave
+    c["layer_types"] = list(c["layer_types"][:n])
+    if c["partial_rotary_factor"] is None:
+        c["partial_rotary_factor"] = (legacy_qk_rope_head_dim / c["head_dim"] if legacy_qk_rope_head_dim is not None
+                                      else 64 / 512)  # default_partial_rotary_factor
+    c["qk_rope_head_dim"] = int(c["head_dim"] * c["partial_rotary_factor"])
+    if isinstance(rp.get("main"), dict) and isinstance(rp.get("compress"), dict):
+        c["rope_parameters"] = {"main": rp["main"], "compress": rp["compress"]}
+    else:
+        yarn = {k: value for k, value in rp.items() if k not in ("main", "compress")}
+        main = {"rope_type": "default", "rope_theta": rope_theta, "partial_rotary_factor": c["partial_rotary_factor"]}
+        compress = {**yarn, "rope_theta": c["compress_rope_theta"], "partial_rotary_factor": c["partial_rotary_factor"]}
+        compress.setdefault("rope_type", "default")
+        if compress["rope_type"] == "yarn":
+            compress.setdefault("attention_factor", 1.0)
+        c["rope_parameters"] = {"main": main, "compress": compress}
+
+
+def construct_glm_moe_dsa(c: dict, kwargs_theta, rope_scaling) -> None:
+    """GlmMoeDsaConfig.__post_init__, then the base class's convert_rope_params_to_dict (rope_theta: default 10000)."""
+    defaults = {"num_hidden_layers": 78, "qk_rope_head_dim": 64, "qk_nope_head_dim": 192, "index_topk": 2048,
+                "index_head_dim": 128, "index_n_heads": 32, "max_position_embeddings": 202752}
+    for key, value in defaults.items():
+        c.setdefault(key, value)
+    n = c["num_hidden_layers"]
+    if c.get("indexer_types") is None:
+        pattern = c.get("index_topk_pattern")
+        if pattern is not None:
+            c["indexer_types"] = ([{"F": "full", "S": "shared"}[ch] for ch in pattern] if isinstance(pattern, str)
+                                  else list(pattern))
+        else:
+            freq = max(c.get("index_topk_freq", 1), 1)
+            offset = c.get("index_skip_topk_offset", 2)
+            c["indexer_types"] = ["full" if (max(i - offset + 1, 0) % freq) == 0 else "shared" for i in range(n)]
+    c["qk_head_dim"] = c["qk_nope_head_dim"] + c["qk_rope_head_dim"]
+    c["head_dim"] = c["qk_rope_head_dim"]  # "point `head_dim` at it"
+    if c.get("layer_types") is None:
+        c["layer_types"] = ["indexed_attention"] * n
+    rp = rope_scaling or c.get("rope_parameters") or {}
+    rp.setdefault("rope_theta", 10_000.0 if kwargs_theta is None else kwargs_theta)
+    c["rope_parameters"] = rp
+
+
+def construct_kimi_linear(c: dict) -> None:
+    """KimiLinearConfig.__post_init__ (its attention classes build no rotary embedding)."""
+    defaults = {"num_hidden_layers": 27, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "linear_head_dim": 128,
+                "linear_num_heads": 32}
+    for key, value in defaults.items():
+        c.setdefault(key, value)
+    c["qk_head_dim"] = c["qk_nope_head_dim"] + c["qk_rope_head_dim"]
+    c["head_dim"] = c["qk_rope_head_dim"]
+    linear_attn_config = c.get("linear_attn_config") or {}
+    c["linear_head_dim"] = linear_attn_config.get("head_dim", c["linear_head_dim"])
+    c["linear_num_heads"] = linear_attn_config.get("num_heads", c["linear_num_heads"])
+    n = c["num_hidden_layers"]
+    if c.get("layer_types") is None:
+        if "full_attn_layers" in linear_attn_config and "kda_layers" in linear_attn_config:
+            layer_types = [None] * n
+            for layer in linear_attn_config["full_attn_layers"]:
+                layer_types[layer - 1] = "full_attention"  # types are 1-indexed in the checkpoint
+            for layer in linear_attn_config["kda_layers"]:
+                layer_types[layer - 1] = "linear_attention"
+            c["layer_types"] = layer_types
+        else:
+            c["layer_types"] = ["full_attention" if i and i % 4 == 0 else "linear_attention" for i in range(n)]
+    c["rope_parameters"] = {}
 
 
 def default_layer_types(c: dict, mt: str, n: int) -> list[str]:
@@ -408,12 +526,16 @@ def default_layer_types(c: dict, mt: str, n: int) -> list[str]:
 # --- modeling_<model>.py: the rotary class (inv_freq per layer type) and the attention class -------------------
 
 # the compute_default_rope_parameters that read partial_rotary_factor (the others turn the whole head_dim)
-PARTIAL_DEFAULT = ("qwen3_next", "qwen3_5_text", "gpt_neox", "glm", "glm4", "glm4_moe", "phi", "stablelm", "nemotron")
+PARTIAL_DEFAULT = ("qwen3_next", "qwen3_5_text", "gpt_neox", "glm", "glm4", "glm4_moe", "phi", "stablelm", "nemotron",
+                   "deepseek_v4")  # DeepseekV4RotaryEmbedding.compute_default_rope_parameters: "partial rope"
 
 
 def rotary(c: dict, layer_type: str) -> tuple[np.ndarray, float]:
     """The rotary class's ``{layer_type}_inv_freq`` (or ``inv_freq``) and ``attention_scaling``."""
     rp = c["rope_parameters"]
+    if c["model_type"] == "deepseek_v4":  # DeepseekV4Attention.rope_layer_type: sliding -> "main", else "compress"
+        layer_type = layer_type if layer_type in ("main", "compress") else (
+            "main" if layer_type == "sliding_attention" else "compress")
     nested = layer_type in rp and isinstance(rp[layer_type], dict)
     params = rp[layer_type] if nested else rp
     cfg = dict(c)
@@ -430,6 +552,8 @@ def rotary(c: dict, layer_type: str) -> tuple[np.ndarray, float]:
     if rope_type == "default":
         return compute_default(cfg, params, partial=c["model_type"] in PARTIAL_DEFAULT)
     if rope_type == "yarn":
+        # _compute_yarn_parameters reads truncate from config.rope_parameters: DeepSeek V4's top level is
+        # {"main", "compress"}, so never a truncate
         top = True if nested else rp.get("truncate", True)
         return compute_yarn(cfg, params, top_level_truncate=top)
     return ROPE_INIT_FUNCTIONS[rope_type](cfg, params)
@@ -457,6 +581,21 @@ def attention(c: dict, layer_idx: int) -> dict:
                 scaling = scaling * mscale * mscale
         out["scaling"] = scaling
         out["interleaved"] = bool(c.get("rope_interleave", True))
+    elif mt == "glm_moe_dsa":  # GlmMoeDsaAttention: yarn_apply_mscale(config.rope_parameters, qk_head_dim ** -0.5)
+        scaling = c["qk_head_dim"] ** (-0.5)
+        rp = c["rope_parameters"]
+        if rp.get("rope_type", "default") != "default" and rp.get("mscale_all_dim", 0):
+            factor = rp["factor"]
+            mscale = 1.0 if factor <= 1 else 0.1 * rp["mscale_all_dim"] * math.log(factor) + 1.0
+            scaling = scaling * mscale * mscale
+        out["scaling"] = scaling
+        out["interleaved"] = True  # apply_rotary_pos_emb_interleave, whatever rope_interleave says
+    elif mt == "deepseek_v4":  # DeepseekV4Attention: self.scaling = self.head_dim**-0.5; rotate_half on 0::2, 1::2
+        out["scaling"] = c["head_dim"] ** -0.5
+        out["interleaved"] = True
+    elif mt == "kimi_linear":  # KimiLinearAttention: qk_head_dim ** (-0.5); the KDA kernels: 1 / sqrt(head_dim)
+        out["scaling"] = (c["qk_head_dim"] if layer_type == "full_attention" else c["linear_head_dim"]) ** -0.5
+        out["use_rope"] = False  # neither KimiLinearAttention nor KimiLinearDeltaAttention applies a rotary embedding
     elif mt in ("gemma3_text", "gemma2"):  # Gemma3Attention, Gemma2Attention: query_pre_attn_scalar ** -0.5
         out["scaling"] = c["query_pre_attn_scalar"] ** -0.5
     elif mt == "granite":  # GraniteAttention: scaling = config.attention_multiplier
@@ -489,9 +628,9 @@ def attention(c: dict, layer_idx: int) -> dict:
         rp = c["rope_parameters"]
         beta, length = rp.get("llama_4_scaling_beta"), rp.get("original_max_position_embeddings")
         out["temperature"] = lambda positions: 1 + beta * np.log(1 + np.floor(np.asarray(positions, float) / length))
-    if mt in ("mistral", "qwen3_moe", "phi3", "starcoder2", "ministral3"):
-        # MistralAttention, Qwen3MoeAttention, Phi3Attention, Starcoder2Attention, Ministral3Attention:
-        # getattr(config, "sliding_window", None) on every layer
+    if mt in ("mistral", "qwen3_moe", "phi3", "starcoder2", "ministral3", "deepseek_v4"):
+        # MistralAttention, Qwen3MoeAttention, Phi3Attention, Starcoder2Attention, Ministral3Attention,
+        # DeepseekV4Attention: config.sliding_window on every layer
         out["sliding_window"] = c.get("sliding_window")
     elif layer_type == "sliding_attention":
         out["sliding_window"] = c.get("sliding_window")
@@ -503,8 +642,67 @@ def attention(c: dict, layer_idx: int) -> dict:
         out["sliding_window"] = None
     out["head_dim"] = head_dim if mt != "deepseek_v3" else c.get("qk_nope_head_dim", 128) + c.get(
         "qk_rope_head_dim", 64)
-    out["qk_norm"] = qk_norm(c, mt, layer_type, out["use_rope"], head_dim)
+    if mt == "glm_moe_dsa" or (mt == "kimi_linear" and layer_type == "full_attention"):
+        out["head_dim"] = c["qk_head_dim"]
+    elif mt == "kimi_linear":
+        out["head_dim"] = c["linear_head_dim"]
+    out["qk_norm"] = qk_norm(c, mt, layer_type, out["use_rope"], out["head_dim"])
+    # where the rotated slice sits: MLA splits q into [nope | rope] (q_pass, q_rot = torch.split(q, [nope, rope])),
+    # DeepSeek V4's apply_rotary_pos_emb takes x[..., -rope_dim:]; everyone else rotates x[..., :rotary_dim]
+    out["rotated"] = None if not out["use_rope"] else (
+        "trailing" if mt in ("deepseek_v3", "deepseek_v4", "glm_moe_dsa") else "leading")
+    out["sinks"] = mt in ("gpt_oss", "deepseek_v4")  # GptOssAttention, DeepseekV4Attention: self.sinks (s_aux)
+    out["compressed"] = compressed_branch(c, layer_type)
+    out["indexer"] = indexer(c, layer_idx, layer_type)
     return out
+
+
+def compressed_branch(c: dict, layer_type: str) -> dict | None:
+    """DeepSeek V4's compressor (modeling_deepseek_v4.py): DeepseekV4CSACompressor / DeepseekV4HCACompressor.forward
+    and the cache's store_compression_weights, with no cache (first_window_position 0) and over a whole prefix."""
+    if c["model_type"] != "deepseek_v4" or layer_type == "sliding_attention":
+        return None
+    rate = c["compress_rates"][layer_type]
+    csa = layer_type == "compressed_sparse_attention"
+
+    def positions(n_windows: int) -> np.ndarray:
+        # positions = torch.arange(n_windows) * self.compress_rate + first_window_position
+        return np.arange(n_windows) * rate + 0
+
+    def windows(seq_len: int) -> int:
+        # usable = (kv.shape[1] // self.compress_rate) * self.compress_rate; n_windows = usable // compress_rate
+        return ((seq_len // rate) * rate) // rate
+
+    def sources(w: int) -> list[int]:
+        # CSA: new_kv[:, :, ratio:] = window w's Cb; new_kv[:, 1:, :ratio] = window w - 1's Ca (window 0: none)
+        own = list(range(w * rate, (w + 1) * rate))
+        return (list(range((w - 1) * rate, w * rate)) if csa and w > 0 else []) + own
+
+    def visible(position: int) -> int:
+        # after a prefix of position + 1 tokens, the entries that exist (compressed_len) less those with
+        # entry_indices >= (position_ids + 1) // self.compress_rate (block_bias -inf; CSA: the indexer's -1)
+        entry_indices = np.arange(windows(position + 1))
+        return int(np.count_nonzero(~(entry_indices >= (position + 1) // rate)))
+
+    return {"rate": rate, "positions": positions, "windows": windows, "sources": sources, "visible": visible,
+            "top_k": c["index_topk"] if csa else None, "rope_layer_type": "compress"}
+
+
+def indexer(c: dict, layer_idx: int, layer_type: str) -> dict | None:
+    """GlmMoeDsaIndexer (modeling_glm_moe_dsa.py: q_rot, q_pass = torch.split(q, [qk_rope_head_dim, ...]),
+    interleaved) on "full" layers, none on "shared" ones; DeepseekV4Indexer (modeling_deepseek_v4.py, on the CSA
+    compressor: its q and compressed keys through apply_rotary_pos_emb, the trailing rope slice)."""
+    if c["model_type"] == "glm_moe_dsa":
+        full = c["indexer_types"][layer_idx] == "full"
+        return {"heads": c["index_n_heads"], "head_dim": c["index_head_dim"], "rotary_dim": c["qk_rope_head_dim"],
+                "rotated": "leading", "top_k": c["index_topk"], "own": full}
+    if c["model_type"] == "deepseek_v4" and layer_type == "compressed_sparse_attention":
+        # DeepseekV4Indexer: self.rotary_emb(..., layer_type="compress"); apply_rotary_pos_emb turns the last
+        # 2 · cos.shape[-1] channels (cos: one entry per pair of the "compress" inv_freq)
+        return {"heads": c["index_n_heads"], "head_dim": c["index_head_dim"],
+                "rotary_dim": 2 * len(rotary(c, "compress")[0]), "rotated": "trailing", "top_k": c["index_topk"],
+                "own": True}
+    return None
 
 
 def qk_norm(c: dict, mt: str, layer_type: str, use_rope: bool, head_dim: int) -> dict | None:
@@ -513,8 +711,12 @@ def qk_norm(c: dict, mt: str, layer_type: str, use_rope: bool, head_dim: int) ->
     weight enters (``"w"``: weight ones; ``"1+w"``: zeros)."""
     order = "norm, rotate" if use_rope else "norm"
     if layer_type == "linear_attention":  # *GatedDeltaNet.forward: use_qk_l2norm_in_kernel=True, l2norm over dim -1
-        return {"order": "norm", "on": "heads", "channels": c.get("linear_key_head_dim", 128), "reduce": "sum",
-                "scale": None}
+        # (KimiLinearDeltaAttention: chunk_kimi_delta_attention(..., use_qk_l2norm_in_kernel=True), on linear_head_dim)
+        channels = c["linear_head_dim"] if mt == "kimi_linear" else c.get("linear_key_head_dim", 128)
+        return {"order": "norm", "on": "heads", "channels": channels, "reduce": "sum", "scale": None}
+    if mt == "deepseek_v4":  # DeepseekV4Attention: q_b_norm = DeepseekV4UnweightedRMSNorm on each head of q,
+        # kv_norm = DeepseekV4RMSNorm(head_dim) (weight ones) on the one K=V head, both before apply_rotary_pos_emb
+        return {"order": order, "on": "heads", "channels": head_dim, "reduce": "mean", "scale": "w on k"}
     if mt == "llama4_text":  # Llama4TextAttention: `if self.config.use_qk_norm and self.use_rope`, after the rotary
         if not (c.get("use_qk_norm", True) and use_rope):
             return None
@@ -565,7 +767,8 @@ def mrope_axes(c: dict, pairs: int) -> list[str] | None:
 
 def hf_layers(config: dict) -> list[dict]:
     """One dict per layer: layer_type, sliding_window, use_rope, inv_freq, attention_scaling, scaling,
-    interleaved, temperature, head_dim, mrope axes; as transformers 5.24.0 builds the model."""
+    interleaved, temperature, head_dim, mrope axes, qk_norm, rotated, sinks, compressed, indexer; as transformers
+    5 builds the model."""
     c = construct(config)
     out = []
     for i, layer_type in enumerate(c["layer_types"]):
@@ -594,12 +797,35 @@ def _rotate_half_interleaved(x: np.ndarray) -> np.ndarray:
     return np.stack((-x2, x1), axis=-1).reshape(x.shape)
 
 
-def rotate(config: dict, x: np.ndarray, positions) -> np.ndarray:
-    """One head's q (shape (T, head_dim)) after the family's rotary forward and apply_rotary_pos_emb (layer 0)."""
+def rotate(config: dict, x: np.ndarray, positions, layer: int = 0) -> np.ndarray:
+    """One head's q (shape (T, head_dim)) after the family's rotary forward and apply_rotary_pos_emb (layer 0,
+    or ``layer``). GLM-5's apply_rotary_pos_emb_interleave returns its pairs reordered (evens, then odds), the same
+    for q and k: compare q·k, not the vectors."""
     c = construct(config)
     mt = c["model_type"]
-    inv_freq, attention_scaling = rotary(c, c["layer_types"][0])
+    if mt == "kimi_linear":  # neither attention class applies a rotary embedding
+        return x.copy()
+    inv_freq, attention_scaling = rotary(c, c["layer_types"][layer])
     freqs = np.asarray(positions, dtype=np.float64)[:, None] * inv_freq[None, :]
+    if mt == "deepseek_v4":
+        # DeepseekV4RotaryEmbedding.forward: cos = freqs.cos() (no duplication); apply_rotary_pos_emb: repeat_interleave
+        # (2), then the trailing rope_dim channels: rope * cos + rotate_half(rope) * sin, rotate_half on 0::2 / 1::2
+        cos = np.repeat(np.cos(freqs) * attention_scaling, 2, axis=-1)
+        sin = np.repeat(np.sin(freqs) * attention_scaling, 2, axis=-1)
+        rope_dim = cos.shape[-1]
+        nope, rope = x[..., :-rope_dim], x[..., -rope_dim:]
+        return np.concatenate((nope, rope * cos + _rotate_half_interleaved(rope) * sin), axis=-1)
+    if mt == "glm_moe_dsa":
+        # GlmMoeDsaAttention.forward: q_pass, q_rot = torch.split(q, [qk_nope_head_dim, qk_rope_head_dim]);
+        # apply_rotary_pos_emb_interleave: cos[..., : cos.shape[-1] // 2] of cat(freqs, freqs); q1, q2 = q[0::2],
+        # q[1::2]; cat([q1 cos - q2 sin, q2 cos + q1 sin]); then torch.cat((q_pass, q_rot))
+        emb = np.concatenate((freqs, freqs), axis=-1)
+        cos, sin = np.cos(emb) * attention_scaling, np.sin(emb) * attention_scaling
+        cos, sin = cos[..., : cos.shape[-1] // 2], sin[..., : sin.shape[-1] // 2]
+        rope = c["qk_rope_head_dim"]
+        q_pass, q_rot = x[..., : x.shape[-1] - rope], x[..., x.shape[-1] - rope:]
+        q1, q2 = q_rot[..., 0::2], q_rot[..., 1::2]
+        return np.concatenate((q_pass, q1 * cos - q2 * sin, q2 * cos + q1 * sin), axis=-1)
     if mt == "cohere":  # CohereRotaryEmbedding.forward: torch.repeat_interleave(freqs, 2, dim=-1)
         emb = np.repeat(freqs, 2, axis=-1)
     else:  # torch.cat((freqs, freqs), dim=-1)

@@ -19,7 +19,7 @@ import hf5_reference as hf
 import literal_kvcache as lit
 import numpy as np
 import pytest
-from family_shapes import EDGE, NEW
+from family_shapes import EDGE, NEW, NEW_2026
 from hypothesis import assume as hypothesis_assume
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -32,6 +32,7 @@ from posenc_helpers.configs import (
     NOT_ROPE,
     QK_NORM_UNKNOWN,
     QKNorm,
+    bundled_configs,
     config_summary,
     describe_config,
     frequencies_from_config,
@@ -49,11 +50,14 @@ REFERENCE = json.loads((Path(__file__).parent / "data" / "hf_config_reference.js
 
 
 def rotate_by_record(layer, x: np.ndarray, positions) -> np.ndarray:
-    """What a record says the layer does to one head: turn pair k by p·ω_k, pairs as ``layout`` says."""
+    """What a record says the layer does to one head: turn pair k by p·ω_k, pairs as ``layout`` says, within the
+    first rotary_dim dims, or the last ones when ``rotated`` is ``"trailing"``."""
     out = x.copy()
     d = layer.rotary_dim
+    start = layer.head_dim - d if layer.rotated == "trailing" else 0
     for k in range(d // 2):
         i, j = (2 * k, 2 * k + 1) if layer.layout == "interleaved" else (k, k + d // 2)
+        i, j = i + start, j + start
         angle = np.asarray(positions, dtype=np.float64) * layer.inv_freq[k]
         c, s = np.cos(angle) * layer.attention_factor, np.sin(angle) * layer.attention_factor
         out[:, i] = x[:, i] * c - x[:, j] * s
@@ -219,6 +223,163 @@ def test_a_planted_misreading_of_each_new_rule_fails(monkeypatch):
         m.setitem(configs_layers._HEAD_DIM_RULES, "falcon", (128, False))
         with pytest.raises(AssertionError):
             assert_matches_hf(falcon)
+
+
+# --- the families of 2026 (issue 44 §2): DeepSeek V4, GLM-5, Kimi Linear, against transformers 5.25.0 ---------------
+
+
+def assert_scores_match_hf(config: dict) -> None:
+    """q·k of two heads at many pairs of positions, every layer, as the record turns them and as the family's code
+    does (GLM-5's apply_rotary_pos_emb_interleave reorders the pairs it returns, alike for q and k)."""
+    rng = np.random.default_rng(7)
+    for index, layer in enumerate(layer_positions(config)):
+        q, k = rng.standard_normal((2, len(POSITIONS), layer.head_dim))
+        ours = (rotate_by_record(layer, q, POSITIONS) if layer.rope else q) @ (
+            rotate_by_record(layer, k, POSITIONS[::-1]) if layer.rope else k).T
+        theirs = hf.rotate(config, q, POSITIONS, layer=index) @ hf.rotate(config, k, POSITIONS[::-1], layer=index).T
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-9, err_msg=f"layer {index}")
+
+
+@pytest.mark.parametrize("shape", sorted(NEW_2026))
+def test_each_2026_family_matches_transformers_5_25(shape):
+    layers = assert_matches_hf(NEW_2026[shape])
+    assert len(layers) == NEW_2026[shape]["num_hidden_layers"]
+    assert_scores_match_hf(NEW_2026[shape])
+    text = describe_config(NEW_2026[shape])
+    assert text.startswith(f"layers: {len(layers)}, read as ") and "layout: " in text
+
+
+@pytest.mark.parametrize("name", ["DeepSeek V4 Flash", "GLM-5", "Kimi Linear 48B-A3B"])
+def test_each_bundled_2026_config_turns_q_and_k_as_its_code_does(name):
+    config = copy.deepcopy(bundled_configs("2026")[name])
+    config["num_hidden_layers"] = 4 if name != "Kimi Linear 48B-A3B" else 27  # the first layers are enough
+    if name == "DeepSeek V4 Flash":
+        config["compress_ratios"] = config["compress_ratios"][:4]
+    assert_scores_match_hf(config)
+
+
+def test_the_2026_families_spelled_out():
+    # the numbers worked out by hand from the config classes, beside the transcription
+    flash = layer_positions(bundled_configs("2026")["DeepSeek V4 Flash"])
+    assert [x.layer_type for x in flash[:4]] == ["sliding_attention", "sliding_attention",
+                                                 "compressed_sparse_attention", "heavily_compressed_attention"]
+    sliding, csa, hca = flash[0], flash[2], flash[3]
+    assert (sliding.head_dim, sliding.rotary_dim, sliding.rotated, sliding.layout) == (512, 64, "trailing",
+                                                                                       "interleaved")
+    assert {x.window for x in flash} == {128} and all(x.sinks for x in flash) and sliding.compressed is None
+    # "main": 10,000^(−2k/64), no scaling; "compress": YaRN ×16 over 160,000^(−2k/64), attention_factor forced to 1
+    np.testing.assert_allclose(sliding.inv_freq, [1e4 ** (-2 * k / 64) for k in range(32)], rtol=1e-13)
+    assert sliding.rope_type == "default" and csa.rope_type == "yarn" and csa.attention_factor == 1.0
+    np.testing.assert_allclose(csa.inv_freq[:4], [1.0, 160000 ** (-2 / 64), 160000 ** (-4 / 64),
+                                                  160000 ** (-6 / 64)], rtol=1e-13)  # fast pairs: not interpolated
+    assert csa.inv_freq[-1] == pytest.approx(160000 ** (-62 / 64) / 16, rel=1e-13)  # slowest: divided by 16
+    np.testing.assert_array_equal(csa.inv_freq, hca.inv_freq)
+    assert (csa.compressed.rate, csa.compressed.span, csa.compressed.top_k) == (4, 8, 512)
+    assert (hca.compressed.rate, hca.compressed.span, hca.compressed.top_k) == (128, 128, None)
+    assert csa.compressed.entry_positions(3).tolist() == [0, 4, 8] and hca.compressed.visible(255) == 2
+    assert (csa.indexer.heads, csa.indexer.head_dim, csa.indexer.top_k) == (64, 128, 512) and hca.indexer is None
+    assert sliding.softmax_scale == 512 ** -0.5
+    glm = layer_positions(bundled_configs("2026")["GLM-5"])
+    assert {(x.head_dim, x.rotary_dim, x.rotated, x.layout) for x in glm} == {(256, 64, "trailing", "interleaved")}
+    assert glm[0].softmax_scale == 256 ** -0.5 and glm[0].window is None
+    assert {(x.indexer.heads, x.indexer.head_dim, x.indexer.rotary_dim, x.indexer.rotated, x.indexer.top_k)
+            for x in glm} == {(32, 128, 64, "leading", 2048)}
+    kimi = layer_positions(bundled_configs("2026")["Kimi Linear 48B-A3B"])
+    # full_attn_layers [4, 8, ..., 24, 27] are 1-indexed: layers 3, 7, ..., 23, 26 counting from 0
+    assert [i for i, x in enumerate(kimi) if x.layer_type == "full_attention"] == [3, 7, 11, 15, 19, 23, 26]
+    assert not any(x.rope for x in kimi) and {x.head_dim for x in kimi} == {192, 128}
+    shapes = layer_positions(NEW_2026["GLM-5 index_topk_freq 2, YaRN with mscale_all_dim"])
+    # max(i − 2 + 1, 0) % 2 == 0: layers 0, 1, 3, 5 run their indexer, 2 and 4 reuse the last one's choice
+    assert [x.indexer.scores for x in shapes] == ["tokens", "tokens", "reused", "tokens", "reused", "tokens"]
+    mscale = 0.1 * 1.0 * math.log(4.0) + 1
+    assert shapes[0].softmax_scale == pytest.approx(128 ** -0.5 * mscale ** 2, rel=1e-13)
+
+
+def test_a_planted_misreading_of_each_2026_rule_fails(monkeypatch):
+    from posenc_helpers.configs import records as configs_records
+    flash = copy.deepcopy(bundled_configs("2026")["DeepSeek V4 Flash"])
+    yarn = NEW_2026["DeepSeek V4 legacy compress_ratios, YaRN, qk_rope_head_dim 32"]
+    glm, kimi = NEW_2026["GLM-5 index_topk_freq 2, YaRN with mscale_all_dim"], NEW_2026["Kimi Linear 1-indexed layer lists"]
+    for cfg in (flash, yarn, glm, kimi):
+        assert_matches_hf(cfg)
+    with monkeypatch.context() as m:  # a compressed entry turned at its block's last token, not its first
+        m.setattr(configs_records.CompressedBranch, "entry_positions",
+                  lambda self, n: np.arange(n) * self.rate + self.rate - 1)
+        with pytest.raises(AssertionError):
+            assert_matches_hf(yarn)
+    with monkeypatch.context() as m:  # a query that sees the block it is still reading
+        m.setattr(configs_records.CompressedBranch, "visible", lambda self, t: t // self.rate + 1)
+        with pytest.raises(AssertionError):
+            assert_matches_hf(yarn)
+    with monkeypatch.context() as m:  # YaRN on the sliding layers too (one parameter set for every layer)
+        original = configs_families._deepseek_v4_params
+        m.setattr(configs_families, "_deepseek_v4_params",
+                  lambda config, types, notes: {t: original(config, types, notes)["compressed_sparse_attention"]
+                                                for t in types})
+        with pytest.raises(AssertionError):
+            assert_matches_hf(yarn)
+    with monkeypatch.context() as m:  # the rotated dims taken from the front of the head
+        m.setattr(configs_layers, "_record", _with(configs_layers._record, rotated="leading"))
+        with pytest.raises(AssertionError):
+            assert_matches_hf(flash)
+        with pytest.raises(AssertionError):
+            assert_scores_match_hf(yarn)
+    with monkeypatch.context() as m:  # GLM-5 read with the half-split pairing
+        m.setattr(configs_layers, "_layout", lambda config, family: "half-split")
+        with pytest.raises(AssertionError):
+            assert_matches_hf(glm)
+        with pytest.raises(AssertionError):
+            assert_scores_match_hf(glm)
+    with monkeypatch.context() as m:  # Kimi Linear's layer lists read 0-indexed
+        m.setattr(configs_families, "_types_2026", _kimi_zero_indexed(configs_families._types_2026))
+        with pytest.raises(AssertionError):
+            assert_matches_hf(kimi)
+
+
+def _with(record_fn, **fields):
+    """A _record that overrides some fields of every record it returns (a planted misreading)."""
+    import dataclasses
+
+    def planted(*args, **kwargs):
+        x = record_fn(*args, **kwargs)
+        return dataclasses.replace(x, **{k: v for k, v in fields.items() if x.rope})
+    return planted
+
+
+def _kimi_zero_indexed(types_fn):
+    def planted(config, family, n, notes):
+        if family != "kimi_linear":
+            return types_fn(config, family, n, notes)
+        linear = config["linear_attn_config"]
+        types = ["linear_attention"] * n
+        for layer in linear["full_attn_layers"]:
+            if layer < n:
+                types[layer] = "full_attention"
+        return types
+    return planted
+
+
+def test_the_2026_readers_refuse_what_their_code_would_not_read():
+    with pytest.raises(ValueError, match=r"compress_ratios must list 0, 4 or 128 for each layer"):
+        layer_positions({"model_type": "deepseek_v4", "num_hidden_layers": 2, "compress_ratios": [0, 8]})
+    with pytest.raises(ValueError, match=r"rope_parameters\['main'\] has no partial_rotary_factor.*build order"):
+        layer_positions({"model_type": "deepseek_v4", "num_hidden_layers": 2, "compress_ratios": [0, 4],
+                         "rope_parameters": {"main": {"rope_type": "default"},
+                                             "compress": {"rope_type": "yarn", "factor": 4.0,
+                                                          "original_max_position_embeddings": 1024}}})
+    with pytest.raises(ValueError, match="linear_attn_config.full_attn_layers holds 0: layers are numbered 1 to 3"):
+        layer_positions({"model_type": "kimi_linear", "num_hidden_layers": 3,
+                         "linear_attn_config": {"full_attn_layers": [0], "kda_layers": [1, 2]}})
+    with pytest.raises(ValueError, match="names layer 3 in neither full_attn_layers nor kda_layers"):
+        layer_positions({"model_type": "kimi_linear", "num_hidden_layers": 3,
+                         "linear_attn_config": {"full_attn_layers": [1], "kda_layers": [2]}})
+    with pytest.raises(ValueError, match="indexer_types starts with 'shared'"):
+        layer_positions({"model_type": "glm_moe_dsa", "num_hidden_layers": 2, "index_topk_pattern": "SF"})
+    # Gemma 4 with use_bidirectional_attention "all" halves its window and attends both ways: not transcribed;
+    # "vision" (the bundled 26B-A4B) changes only the masks over image tokens, and the report says so
+    with pytest.raises(ValueError, match="use_bidirectional_attention 'all': model_type 'gemma4' is read for None"):
+        layer_positions({"model_type": "gemma4_text", "num_hidden_layers": 6, "use_bidirectional_attention": "all"})
+    assert "text attends causally" in describe_config(bundled_configs("2026")["Gemma 4 26B-A4B"])
 
 
 # --- the four edge cases of issue 42 §2 ----------------------------------------------------------------------------

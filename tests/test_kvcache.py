@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import literal_kvcache as lit
 import numpy as np
 import pytest
@@ -9,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posenc_helpers import kvcache as kc
-from posenc_helpers.configs import bundled_configs, bundled_kv_fields, bundled_sources
+from posenc_helpers.configs import bundled_configs, bundled_kv_fields, bundled_sources, layer_positions
 
 NAMES = list(bundled_configs("all"))
 # contexts around every window the bundled models have (128, 1,024, 4,096, 262,144) and the issue's three
@@ -20,10 +22,14 @@ CONTEXTS = [1, 2, 126, 127, 128, 1022, 1023, 1024, 4094, 4095, 4096, 8192, 13107
 
 def test_every_bundled_model_has_kv_fields_with_a_source():
     raw = lit.raw_models()
-    assert list(bundled_kv_fields()) == NAMES == list(raw) and len(NAMES) == 17
+    assert list(bundled_kv_fields()) == NAMES == list(raw) and len(NAMES) == 23
     for name, kv in bundled_kv_fields().items():
         assert kv["level"] in ("top", "text_config"), name
-        assert set(kv["source"]) == {"repository", "path", "commit"} and len(kv["source"]["commit"]) == 40, name
+        assert set(kv["source"]) == {"repository", "path", "commit"}, name
+        if kv["source"]["commit"] is None:  # a Hub repository read through a mirror page: the note gives its address
+            assert "https://" in kv["note"] and "no commit" in kv["note"], name
+        else:
+            assert len(kv["source"]["commit"]) == 40, name
         assert kv["note"] and isinstance(kv["not_found"], list), name
         assert "num_hidden_layers" in kv["fields"] or "n_layer" in kv["fields"], name
         for other in kv["also"]:
@@ -69,6 +75,7 @@ def test_every_bundled_model_agrees_with_the_literal_count(name):
         numbers, total = lit.literal_cache(entry, n)
         cache = kc.kv_cache(config, n, bytes_per_number=None if size else 2)
         counted = sum(x.numbers_per_token * t + x.conv_state_numbers + x.recurrent_state_numbers
+                      + sum(sum(c.numbers(n)) for c in x.compressed)
                       for x, t in zip(cache.layers, cache.layer_tokens, strict=True))
         assert counted == numbers, (name, n)
         if total is not None:
@@ -329,3 +336,110 @@ def test_receptive_field_and_hypothetical_config_name_their_arguments():
         kc.hypothetical_config(6, 1, 0, 8, 128, "bfloat16", 1024)
     with pytest.raises(ValueError, match="layers must be a positive integer, got 0"):
         kc.hypothetical_config(0, 1, 512, 8, 128, "bfloat16", 1024)
+
+
+# --- the designs of 2026 (issue 44 §2), each from its fields and transformers 5.25.0's cache classes ----------------
+
+def test_gemma4_26b_full_layers_keep_keys_and_values_although_v_is_k():
+    f = bundled_kv_fields()["Gemma 4 26B-A4B"]["fields"]
+    layers, _ = kc.kv_layers(kc.bundled_kv_config("Gemma 4 26B-A4B"))
+    assert f["attention_k_eq_v"] and (f["num_global_key_value_heads"], f["global_head_dim"]) == (2, 512)
+    full = [x for x in layers if x.kind == "full"]
+    sliding = [x for x in layers if x.kind == "sliding"]
+    # Gemma4TextAttention: value_states = key_states when v_proj is None, then cache.update(key_states, value_states)
+    assert len(full) == 5 and {x.numbers_per_token for x in full} == {2 * 2 * 512}
+    assert len(sliding) == 25 and {(x.numbers_per_token, x.holds) for x in sliding} == {(2 * 8 * 256, 1023)}
+    assert kc.kv_cache(kc.bundled_kv_config("Gemma 4 26B-A4B"), 8192).total_bytes == (
+        25 * 1023 * 4096 + 5 * 8192 * 2048) * 2 == 377_282_560
+
+
+def test_gemma4_e2b_shares_its_last_20_layers_caches():
+    layers, _ = kc.kv_layers(kc.bundled_kv_config("Gemma 4 E2B"))
+    # kv_sharing_modes: layers 15 … 34 "reuse" the last earlier layer of their type, 13 (sliding) or 14 (full)
+    assert [x.kind for x in layers[15:]] == ["shared"] * 20
+    assert {x.shares for x in layers[15:] if x.layer_type == "sliding_attention"} == {13}
+    assert {x.shares for x in layers[15:] if x.layer_type == "full_attention"} == {14}
+    own = layers[:15]
+    assert sum(x.kind == "full" for x in own) == 3 and {x.numbers_per_token for x in own if x.kind == "full"} == {1024}
+    assert kc.kv_cache(kc.bundled_kv_config("Gemma 4 E2B"), 8192).total_bytes == (
+        12 * 511 * 512 + 3 * 8192 * 1024) * 2 == 56_610_816
+
+
+def test_llama4_scout_chunked_layers_keep_8191_and_its_12_nope_layers_everything():
+    layers, _ = kc.kv_layers(kc.bundled_kv_config("Llama 4 Scout"))
+    assert [x.kind for x in layers[:4]] == ["chunked"] * 3 + ["full"] and {x.numbers_per_token for x in layers} == {
+        2 * 8 * 128}
+    assert kc.kv_cache(kc.bundled_kv_config("Llama 4 Scout"), 131072).total_bytes == (
+        36 * 8191 + 12 * 131072) * 2048 * 2 == 7_650_263_040
+
+
+def test_deepseek_v4_compressed_layers_by_list_updates():
+    # prefill and decode in chunks: the entries and buffer DeepseekV4HCACache.store_compression_weights leaves, and
+    # the positions its compressors rotate entries at, against the count and the per-layer record
+    records = layer_positions(bundled_configs("2026")["DeepSeek V4 Flash"])
+    layers, _ = kc.kv_layers(kc.bundled_kv_config("DeepSeek V4 Flash"))
+    for index in (2, 3):  # CSA (rate 4), HCA (rate 128)
+        record, cache = records[index], layers[index]
+        rate = record.compressed.rate
+        for chunks in ([300, 1, 1, 5], [1] * 9, [127, 1], [1000], [3]):
+            entries, buffered, positions = lit.deepseek_v4_entries_by_updates(rate, chunks)
+            n = sum(chunks)
+            assert positions == record.compressed.entry_positions(entries).tolist()
+            compressor = cache.compressed[0]
+            model, float32 = compressor.numbers(n)
+            width = 1024 if rate == 4 else 512  # kv_proj and gate_proj: 2 · head_dim for CSA, head_dim for HCA
+            assert model == entries * 512 + buffered * 2 * width + (rate * 512 if rate == 4 and entries else 0)
+            assert float32 == (rate * 512 if rate == 4 and entries else 0)
+    # sliding layers keep two tensors, compressed ones one (self.values = self.keys)
+    assert (layers[0].numbers_per_token, layers[2].numbers_per_token) == (2 * 512, 512)
+    assert (layers[0].cache_class, layers[2].cache_class, layers[3].cache_class) == (
+        "DynamicSlidingWindowLayer", "DeepseekV4CSACache", "DeepseekV4HCACache")
+    assert kc.kv_cache(kc.bundled_kv_config("DeepSeek V4 Flash"), 8192).total_bytes == 62_535_680
+
+
+def test_glm5_caches_its_latents_and_the_indexers_key():
+    layers, _ = kc.kv_layers(kc.bundled_kv_config("GLM-5"))
+    f = bundled_kv_fields()["GLM-5"]["fields"]
+    assert {x.numbers_per_token for x in layers} == {f["kv_lora_rank"] + f["qk_rope_head_dim"] + f["index_head_dim"]}
+    assert {x.numbers_per_token for x in layers} == {704} and {x.cache_class for x in layers} == {"DynamicIndexedLayer"}
+    # a layer that reuses the previous one's top-k ("shared") has no indexer and caches no indexer key
+    shape = {"model_type": "glm_moe_dsa", "num_hidden_layers": 4, "index_topk_pattern": "FSSF", "dtype": "bfloat16"}
+    assert [x.numbers_per_token for x in kc.kv_layers(shape)[0]] == [704, 576, 576, 704]
+
+
+def test_kimi_linear_keeps_a_fixed_state_on_its_20_kda_layers():
+    config = kc.bundled_kv_config("Kimi Linear 48B-A3B")
+    layers, _ = kc.kv_layers(config)
+    linear = [x for x in layers if x.kind == "linear"]
+    full = [x for x in layers if x.kind == "full"]
+    conv, recurrent = 3 * 32 * 128 * 4, 32 * 128 * 128   # KimiLinearDeltaAttention: conv_dim = 3 · qkv_dim
+    assert len(linear) == 20 and {(x.conv_state_numbers, x.recurrent_state_numbers, x.numbers_per_token)
+                                  for x in linear} == {(conv, recurrent, 0)}
+    assert len(full) == 7 and {x.numbers_per_token for x in full} == {512 + 64}
+    growth = kc.kv_bytes(config, [1000, 2000])
+    assert growth[1] - growth[0] == 7 * 576 * 1000 * 2          # only the MLA layers grow
+    assert growth[0] == 7 * 576 * 1000 * 2 + 20 * (conv * 2 + recurrent * 4)
+
+
+def test_a_planted_misreading_of_each_2026_cache_fails_the_literal_count(monkeypatch):
+    def disagrees(name):
+        entry, config = lit.raw_models()[name], kc.bundled_kv_config(name)
+        return any(int(kc.kv_bytes(config, [n])[0]) != lit.literal_cache(entry, n)[1] for n in (1, 127, 8192))
+
+    assert not any(disagrees(n) for n in ("DeepSeek V4 Flash", "Kimi Linear 48B-A3B", "Gemma 4 26B-A4B"))
+    with monkeypatch.context() as m:  # DeepSeek V4's K = V window counted as two tensors
+        original = kc._deepseek_v4_cache
+        m.setitem(kc._SIZES_2026, "deepseek_v4", lambda *a: [
+            dataclasses.replace(x, numbers_per_token=2 * x.numbers_per_token) if x.kind == "compressed" else x
+            for x in original(*a)])
+        assert disagrees("DeepSeek V4 Flash")
+    with monkeypatch.context() as m:  # Kimi's linear layers counted as attention layers of 576 numbers a token
+        original_kimi = kc._kimi_linear_cache
+        m.setitem(kc._SIZES_2026, "kimi_linear", lambda *a: [
+            dataclasses.replace(x, kind="full", numbers_per_token=576, conv_state_numbers=0,
+                                recurrent_state_numbers=0) for x in original_kimi(*a)])
+        assert disagrees("Kimi Linear 48B-A3B")
+    with monkeypatch.context() as m:  # Gemma 4's K = V full layers counted once
+        m.setattr(kc, "_gemma4_full", lambda config, kv, notes: (
+            config.get("num_global_key_value_heads", kv) * config.get("global_head_dim", 512), "keys only"))
+        assert disagrees("Gemma 4 26B-A4B")

@@ -72,7 +72,34 @@ def assert_matches_hf(config: dict) -> list[LayerPositions]:
             np.testing.assert_allclose(a.query_temperature(POSITIONS), b["temperature"](POSITIONS), rtol=1e-14)
         assert a.mrope_axes == (None if b["mrope_axes"] is None else tuple(b["mrope_axes"])), where
         assert_same_qk_norm(a.qk_norm, b["qk_norm"], a.head_dim, where)
+        assert a.rotated == b["rotated"] and a.sinks is b["sinks"], where
+        assert_same_compressed(a.compressed, b["compressed"], where)
+        assert_same_indexer(a.indexer, b["indexer"], where)
     return ours
+
+
+def assert_same_compressed(ours, ref: dict | None, where: str) -> None:
+    """Our CompressedBranch says what DeepSeek V4's compressor does: the rate, the tokens an entry pools, the
+    position each entry turns at, what a query sees, the indexer's top-k."""
+    if ref is None:
+        assert ours is None, where
+        return
+    assert ours.rate == ref["rate"] and ours.top_k == ref["top_k"], where
+    n = ref["windows"](5 * ref["rate"] + 3)  # five whole blocks and three tokens of a sixth
+    assert n == 5, where
+    np.testing.assert_array_equal(ours.entry_positions(n), ref["positions"](n), err_msg=where)
+    assert ours.span == len(ref["sources"](n - 1)) and ref["sources"](0) == list(range(ref["rate"])), where
+    for t in (0, 1, ref["rate"] - 2, ref["rate"] - 1, ref["rate"], 3 * ref["rate"] - 1, 3 * ref["rate"] + 1):
+        assert ours.visible(t) == ref["visible"](t), (where, t)
+
+
+def assert_same_indexer(ours, ref: dict | None, where: str) -> None:
+    if ref is None:
+        assert ours is None, where
+        return
+    assert (ours.heads, ours.head_dim, ours.rotary_dim, ours.rotated, ours.top_k) == (
+        ref["heads"], ref["head_dim"], ref["rotary_dim"], ref["rotated"], ref["top_k"]), where
+    assert (ours.scores != "reused") == ref["own"], where
 
 
 def assert_same_qk_norm(ours, ref: dict | None, head_dim: int, where: str) -> None:
@@ -84,7 +111,7 @@ def assert_same_qk_norm(ours, ref: dict | None, head_dim: int, where: str) -> No
     assert ours.where == {"norm, rotate": "before_rope", "rotate, norm": "after_rope", "norm": "no_rope"}[ref["order"]]
     assert ours.kind == {"mean": "rms", "sum": "l2", "centred": "layer"}[ref["reduce"]], where
     assert ours.weight == {"w": "learned", "1+w": "one_plus_learned", None: "none", "w+b": "learned_and_bias",
-                           "w per head": "learned_per_head"}[ref["scale"]], where
+                           "w per head": "learned_per_head", "w on k": "learned_on_k"}[ref["scale"]], where
     assert ours.over == {"heads": "head", "q_proj": "all_heads"}[ref["on"]], where
     if ref["on"] == "heads" and ref["reduce"] in ("mean", "centred"):
         assert ref["channels"] == head_dim, where  # an RMS or LayerNorm over one head's channels
@@ -106,6 +133,21 @@ def test_recent_bundle_has_sources_and_is_read_per_layer():
         assert source["repository"].count("/") == 1 and source["path"] and len(source["commit"]) == 40, name
         assert "found" in source["note"] or "Cross-check" in source["note"], name  # says whether a 2nd copy exists
         assert describe_config(recent[name]).count("\n") >= 4, name
+
+
+def test_the_2026_bundle_has_sources_and_is_read_per_layer():
+    new, sources = bundled_configs("2026"), bundled_sources("2026")
+    assert sorted(new) == ["DeepSeek V4 Flash", "GLM-5", "Gemma 4 26B-A4B", "Gemma 4 E2B", "Kimi Linear 48B-A3B",
+                           "Llama 4 Scout"] and set(new) == set(sources)
+    assert not set(new) & (set(bundled_configs()) | set(bundled_configs("2025-26")))
+    for name, source in sources.items():
+        assert source["repository"].count("/") == 1 and source["path"], name
+        if source["commit"] is None:  # a Hugging Face Hub repository read through a mirror page, its address named
+            assert "https://" in source["note"] and "no commit" in source["note"] and source["cross_checked"] == "none"
+        else:
+            assert len(source["commit"]) == 40, name
+        assert "found" in source["note"] or "Cross-check" in source["note"], name
+        assert describe_config(new[name]).count("\n") >= 6, name
 
 
 # --- the two cases the issue reports -----------------------------------------------------------------------------

@@ -16,7 +16,7 @@ def _load() -> dict:
     return json.loads(text)
 
 
-_GROUPS = ("classic", "2025-26", "all")
+_GROUPS = ("classic", "2025-26", "2026", "all")
 
 
 def _bundled(which: str) -> list[dict]:
@@ -32,7 +32,8 @@ def bundled_configs(which: str = "classic") -> dict[str, dict]:
     """The RoPE fields of a few real models, by name (a fresh copy each call).
 
     ``which="classic"`` (the default) gives the nine single-scheme configs notebook 11 reads;
-    ``"2025-26"`` the per-layer designs of 2025–26 (read them with :func:`layer_positions`); ``"all"`` both.
+    ``"2025-26"`` the per-layer designs of 2025–26 (read them with :func:`layer_positions`); ``"2026"`` the designs
+    transformers 5.x added in 2026 (Gemma 4, Llama 4, DeepSeek V4, GLM-5, Kimi Linear); ``"all"`` every one.
     Taught in notebooks/11-rope-as-shipped.ipynb.
 
     >>> sorted(bundled_configs())[:3]
@@ -43,6 +44,8 @@ def bundled_configs(which: str = "classic") -> dict[str, dict]:
     500000.0
     >>> len(bundled_configs("2025-26")) >= 8
     True
+    >>> sorted(bundled_configs("2026"))[:2]
+    ['DeepSeek V4 Flash', 'GLM-5']
     """
     return {m["name"]: m["config"] for m in _bundled(which)}
 
@@ -52,6 +55,8 @@ def bundled_sources(which: str = "classic") -> dict[str, dict]:
 
     ``which`` as in :func:`bundled_configs`. The note names the second public copies the numbers were checked
     against (repository, path, commit); ``cross_checked`` is ``"every number"``, ``"some numbers"`` or ``"none"``.
+    A config found only as a page of a Hugging Face Hub mirror (no GitHub copy) names the Hub repository, has
+    ``"commit": None``, and its note gives the page's address.
 
     >>> sorted({s["cross_checked"] for s in bundled_sources("all").values()})
     ['every number', 'none', 'some numbers']

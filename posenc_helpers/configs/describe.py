@@ -251,6 +251,16 @@ def _pattern(layers: list[LayerPositions], keys: list) -> str:
         if q is not None and q > 1:
             brief = _brief(layers[-1])
             return repeated(q, n - 1) + f", and a last {_short(layers[-1])}" + (f" ({brief})" if brief else "")
+    for lead in range(1, 4):  # a few different first layers, then a repeating pattern (DeepSeek V4: 2 sliding)
+        if p is not None or plain.count(" then ") < 4 or n - lead < 4:
+            break
+        rest = keys[lead:]
+        q = next((q for q in range(2, len(rest) // 2 + 1) if all(rest[i] == rest[i - q] for i in range(q, len(rest)))),
+                 None)
+        if q is not None:
+            whole, extra = divmod(len(rest), q)
+            return (runs(keys[:lead], layers[:lead]) + ", then " + runs(rest[:q], layers[lead:lead + q])
+                    + f", repeated ({whole} times" + (f", then the first {extra} again" if extra else "") + ")")
     return plain
 
 
@@ -278,11 +288,14 @@ def _describe_layers(config, assume=None) -> str:
     lines.append(_scale_line(inner, family, layers))
     lines.append(_qk_norm_sentence(layers, model))
     lines.extend(_extra_lines(family, layers))
-    max_pos = inner.get("max_position_embeddings")
+    max_pos, where = inner.get("max_position_embeddings"), "max_position_embeddings"
+    if max_pos is None and family == "kimi_linear" and inner.get("model_max_length") is not None:
+        # configuration_kimi_linear.py: attribute_map {"max_position_embeddings": "model_max_length"}
+        max_pos, where = inner["model_max_length"], "model_max_length, which KimiLinearConfig reads as max_position_embeddings"
     if max_pos is None:
         lines.append("declared context: not stated (no max_position_embeddings)")
     else:
-        lines.append(f"declared context: {int(max_pos):,} tokens (max_position_embeddings)")
+        lines.append(f"declared context: {int(max_pos):,} tokens ({where})")
     lines.extend(f"note: {n}" for n in notes)
     return "\n".join(lines)
 
@@ -322,8 +335,11 @@ def _kind_line(x: LayerPositions, count: int, inner: dict, family: str, length, 
             what += f" (factor {x.factor:g})"
         if len(turning) < len(x.inv_freq):
             what += f", {len(x.inv_freq) - len(turning)} more pairs with ω = 0 (never turn)"
-        if x.window is not None:
+        if x.window is not None and x.compressed is None:
             span, span_name = x.window, "chunk" if x.layer_type == "chunked_attention" else "window"
+        elif x.compressed is not None:  # DeepSeek V4's CSA/HCA: compressed entries reach back to the first token,
+            # so count over the layer's own training length (its YaRN's original_max_position_embeddings)
+            span, span_name = _counting_length(inner, family, [x])
         else:
             span, span_name = length, length_name
         # one rule, as in the single-scheme report: count with the frequencies the model uses over that
@@ -344,7 +360,8 @@ def _kind_line(x: LayerPositions, count: int, inner: dict, family: str, length, 
 def _scale_line(inner: dict, family: str, layers: list[LayerPositions]) -> str:
     """The softmax scale on q·k, and why the family's attention class sets it so."""
     scales = sorted({x.softmax_scale for x in layers})
-    widths = sorted({x.head_dim for x in layers})
+    # the widths in the order of the scales they give (a wider head, a smaller scale)
+    widths = sorted({x.head_dim for x in layers}, reverse=len(scales) > 1)
     scale_text = ", ".join(f"{s:.6g}" for s in scales)
     if family in ("gemma2", "gemma3") or (family == "generic" and inner.get("query_pre_attn_scalar") is not None):
         why = f"1/√query_pre_attn_scalar, query_pre_attn_scalar {inner.get('query_pre_attn_scalar', 256)}"
@@ -370,12 +387,13 @@ def _extra_lines(family: str, layers: list[LayerPositions]) -> list[str]:
     lines: list[str] = []
     widths = sorted({x.head_dim for x in layers})
     first_rope = next((x for x in layers if x.rope), None)
-    if family == "deepseek_v3":
+    if family in ("deepseek_v3", "glm_moe_dsa"):
         rope_dim = first_rope.rotary_dim if first_rope else 0
         lines.append(
             f"MLA: each q·k head is {widths[0]} dims, {widths[0] - rope_dim} position-free (qk_nope_head_dim) and "
             f"{rope_dim} rotated (qk_rope_head_dim), the rotated key shared by all heads"
         )
+    lines.extend(_lines_2026(family, layers))
     factors = sorted({x.attention_factor for x in layers if x.rope})
     if any(f != 1.0 for f in factors):
         lines.append("attention factor on cos and sin: " + ", ".join(f"{f:.4f} (logits × {f * f:.4f})" for f in factors))
@@ -395,12 +413,60 @@ def _extra_lines(family: str, layers: list[LayerPositions]) -> list[str]:
     return lines
 
 
+def _lines_2026(family: str, layers: list[LayerPositions]) -> list[str]:
+    """DeepSeek V4's compressed branches, sinks and K = V; GLM-5's indexer; Kimi Linear's NoPE MLA and KDA."""
+    lines: list[str] = []
+    seen = set()
+    for x in layers:
+        c = x.compressed
+        if c is not None and (x.layer_type, c) not in seen:
+            seen.add((x.layer_type, c))
+            count = sum(y.layer_type == x.layer_type for y in layers)
+            pooled = (f"{c.span} tokens (block w − 1 and block w, overlapping)" if c.span > c.rate
+                      else f"the {c.rate} tokens of block w")
+            keep = (f"; of those, its lightning indexer keeps the top {c.top_k:,} per query"
+                    if c.top_k is not None else "; every visible entry is attended")
+            lines.append(f"compressed branch ({_short(x)} ×{count}): entry w pools {pooled} into one key = value, "
+                         f"rotated at position {c.rate}·w (the first token of block w) with this layer's frequencies; "
+                         f"a query at t sees the entries w < ⌊(t + 1)/{c.rate}⌋{keep}")
+    first = next((x for x in layers if x.indexer is not None), None)
+    if first is not None and family == "glm_moe_dsa":
+        i = first.indexer
+        shared = sum(x.indexer is not None and x.indexer.scores == "reused" for x in layers)
+        lines.append(f"DSA indexer: {i.heads} heads of {i.head_dim} dims, RoPE on their {i.rotated} {i.rotary_dim} dims "
+                     f"with the layer's frequencies; keeps the top {i.top_k:,} tokens per query"
+                     + (f" ({shared} layers reuse the last full layer's choice)" if shared else " (every layer)"))
+    if family == "deepseek_v4":
+        lines.append("keys = values: one key-value head serves as both, so the values carry the rotation too; "
+                     "the attention output is turned back by −p·θ at the query's position p before the output "
+                     "projection")
+    if any(x.sinks for x in layers):
+        lines.append("attention sinks: a learned logit per head joins each softmax (s_aux)")
+    if family == "kimi_linear":
+        full = next((x for x in layers if x.layer_type == "full_attention"), None)
+        if full is not None:
+            lines.append(f"MLA without RoPE: q·k heads of {full.head_dim} dims (qk_nope_head_dim + qk_rope_head_dim), "
+                         "none rotated: the full-attention layers see no position")
+        lines.append("linear attention (Kimi Delta Attention): position enters only through the order of the "
+                     "recurrence and a short causal convolution")
+    return lines
+
+
 def _layout_sentence(x: LayerPositions, family: str) -> str:
     """Which dims form pair k; for a partial rotation, within the rotated part, the rest passing unrotated.
 
     (DeepSeek-V3's MLA rotates the last qk_rope_head_dim dims of its q·k head, as the MLA line says; Gemma 4's
     proportional RoPE pairs the whole head, with ω = 0 on the pairs that do not turn.)"""
+    if not x.rope:
+        return "layout: none (no layer turns q or k)"
     pairing = " (pair k is dims 2k and 2k + 1)" if x.layout == "interleaved" else " (pair k is dims k and k + d/2)"
+    if x.rotated == "trailing" and family != "deepseek_v3" and 0 < x.rotary_dim < x.head_dim:
+        d, h = x.rotary_dim, x.head_dim
+        first = h - d
+        pairing = ((f" (pair k is dims {first} + 2k and {first} + 2k + 1" if x.layout == "interleaved"
+                    else f" (pair k is dims {first} + k and {first} + k + {d // 2}")
+                   + f", within the last {d} of {h} dims; dims 0–{first - 1} pass unrotated)")
+        return f"layout: {x.layout}" + pairing
     if (x.rope and 0 < x.rotary_dim < x.head_dim and x.rope_type != "proportional"
             and family != "deepseek_v3"):
         d = x.rotary_dim

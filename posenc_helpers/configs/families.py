@@ -47,6 +47,8 @@ FAMILIES = {
     # (transformers 5.24.0, models/<family>/configuration_<family>.py and modeling_<family>.py)
     "olmo2": "olmo2", "glm": "glm", "glm4": "glm", "glm4_moe": "glm4_moe", "phi": "phi", "stablelm": "stablelm",
     "cohere": "cohere", "gemma": "gemma", "falcon": "falcon", "nemotron": "nemotron",
+    # the designs of 2026 (transformers 5.25.0): compressed attention, linear attention with NoPE MLA, DSA
+    "deepseek_v4": "deepseek_v4", "kimi_linear": "kimi_linear", "glm_moe_dsa": "glm_moe_dsa",
 }
 
 
@@ -79,6 +81,7 @@ _FAMILY_NAMES = {
     "olmo2": "OLMo 2", "glm": "GLM / GLM-4", "glm4_moe": "GLM-4-MoE (GLM-4.5)", "phi": "Phi (Phi-1, Phi-2)",
     "stablelm": "StableLM", "cohere": "Cohere (Command R)", "gemma": "Gemma", "falcon": "Falcon",
     "nemotron": "Nemotron", "gptj": "GPT-J", "gpt_neox": "GPT-NeoX",
+    "deepseek_v4": "DeepSeek V4", "kimi_linear": "Kimi Linear", "glm_moe_dsa": "GLM-5 (GLM-MoE-DSA)",
 }
 
 
@@ -105,12 +108,25 @@ _DEFAULT_THETA = {
 #: The layer types Hugging Face's configs name, and what the reader does with each.
 LAYER_TYPES = ("full_attention", "sliding_attention", "chunked_attention", "linear_attention")
 
+#: The layer types a family's own config class declares instead (transformers 5.25.0): only these are read for it.
+#: DeepSeek V4: DEEPSEEK_V4_LAYER_TYPES (configuration_deepseek_v4.py, validate_layer_type refuses any other);
+#: GLM-5: "indexed_attention" on every layer (configuration_glm_moe_dsa.py: "Every layer is DSA", the cache class
+#: DynamicIndexedLayer); Kimi Linear: full (MLA) and linear (KDA) attention (configuration_kimi_linear.py).
+FAMILY_LAYER_TYPES = {
+    "deepseek_v4": ("sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention"),
+    "glm_moe_dsa": ("indexed_attention",),
+    "kimi_linear": ("full_attention", "linear_attention"),
+}
+
 
 _PER_LAYER_KEYS = (
     "layer_types", "no_rope_layers", "no_rope_layer_interval", "sliding_window_pattern", "rope_local_base_freq",
     "global_rope_theta", "local_rope_theta", "global_attn_every_n_layers", "full_attention_interval",
     "qk_rope_head_dim", "qk_nope_head_dim", "rope_interleave", "attn_temperature_tuning", "floor_scale",
     "attn_scale", "attention_chunk_size", "query_pre_attn_scalar", "text_config",
+    # DeepSeek V4's compressed branches, Kimi Linear's linear layers and NoPE MLA, GLM-5's DSA indexer
+    "compress_ratios", "compress_rates", "compress_rope_theta", "linear_attn_config", "mla_use_nope",
+    "index_topk", "indexer_types", "index_topk_pattern", "index_topk_freq", "index_skip_topk_offset",
 )
 
 
@@ -352,10 +368,18 @@ _LINEAR_QK_NORM = QKNorm("no_rope", "head", "l2", "none")
 _LLAMA4_QK_NORM = QKNorm("after_rope", "head", "rms", "none")
 
 
+# DeepseekV4Attention: q = q_b_norm(q_b_proj(...)) per head (DeepseekV4UnweightedRMSNorm, no weight) and
+# kv = kv_norm(kv_proj(h)) (DeepseekV4RMSNorm(head_dim), a weight of ones) on the one key-value head, both before
+# apply_rotary_pos_emb (modeling_deepseek_v4.py, transformers 5.25.0)
+_DEEPSEEK_V4_QK_NORM = QKNorm("before_rope", "head", "rms", "learned_on_k")
+
+
 def _qk_norm(config: dict, family: str, layer_type: str, rope: bool) -> QKNorm | str | None:
     """Whether and where this layer normalises q and k, as its transformers-5 attention class does."""
     if layer_type == "linear_attention":
         return _LINEAR_QK_NORM
+    if family == "deepseek_v4":
+        return _DEEPSEEK_V4_QK_NORM
     if family == "llama4":
         return _LLAMA4_QK_NORM if rope and config.get("use_qk_norm", True) else None
     if family == "qwen_window":  # Qwen2Attention has no q_norm; Qwen3Attention has
@@ -369,8 +393,9 @@ def _qk_norm(config: dict, family: str, layer_type: str, rope: bool) -> QKNorm |
         rule = norm if config.get(key, default) else None
     if rule is not None and not rope:
         return QKNorm("no_rope", rule.over, rule.kind, rule.weight)
-    # every other family in FAMILIES normalises neither (DeepSeek-V3's q_a_layernorm and kv_a_layernorm normalise
-    # the low-rank latents before the up-projections; the rotated key part k_pe is never normalised)
+    # every other family in FAMILIES normalises neither (DeepSeek-V3's, Kimi Linear's and GLM-5's q_a_layernorm and
+    # kv_a_layernorm normalise the low-rank latents before the up-projections; the rotated key part is never
+    # normalised; GLM-5's indexer normalises its own key, GlmMoeDsaIndexer.k_norm, not the attention's)
     return rule
 
 
@@ -400,7 +425,11 @@ def _nested_params(config: dict, family: str, types: list[str], notes: list[str]
     for key, value in (("rope_parameters", rp), ("rope_scaling", scaling)):
         if value is not None and not isinstance(value, dict):
             raise TypeError(f"{key} must be a dict (or null), got {v._show(value)}")
-    wanted = sorted(set(types) & {"full_attention", "sliding_attention", "chunked_attention"})
+    if family == "kimi_linear":
+        return {}  # no layer turns q or k (KimiLinearAttention, KimiLinearDeltaAttention)
+    if family == "deepseek_v4":
+        return _deepseek_v4_params(config, types, notes)
+    wanted = sorted(set(types) & {"full_attention", "sliding_attention", "chunked_attention", "indexed_attention"})
     nested = rp is not None and any(isinstance(x, dict) for x in rp.values())
     _check_nesting(config, family, types, rp, nested)
     if family in ("gemma3", "gemma3n", "olmo3", "modernbert", "gemma4"):
@@ -423,6 +452,69 @@ def _nested_params(config: dict, family: str, types: list[str], notes: list[str]
     if missing:
         raise ValueError(f"layer type {missing[0]!r} of layer_types has no entry in rope_parameters")
     return out
+
+
+def _deepseek_v4_params(config: dict, types: list[str], notes: list[str]) -> dict[str, dict]:
+    """DeepSeek V4's two RoPE parameter sets, "main" (sliding layers) and "compress" (CSA and HCA layers).
+
+    Transcribed from DeepseekV4Config.__post_init__ (configuration_deepseek_v4.py, transformers 5.25.0): a flat
+    rope_parameters (or the legacy rope_scaling, YaRN in the released configs) becomes the "compress" set with
+    base compress_rope_theta and attention_factor 1.0 for YaRN; the "main" set is the default rotation with base
+    rope_theta; both turn int(head_dim × partial_rotary_factor) dims, the factor being qk_rope_head_dim / head_dim
+    (default 64 / 512). A rope_parameters already nested under "main" and "compress" is taken as it is."""
+    given = config.get("rope_scaling") or config.get("rope_parameters") or {}
+    if not isinstance(given, dict):
+        raise TypeError(f"rope_parameters must be a dict (or null), got {v._show(given)}")
+    theta = config.get("rope_theta", 10_000.0)
+    head_dim = v.positive_int("head_dim", config.get("head_dim", 512))
+    factor = config.get("partial_rotary_factor")
+    if factor is None:
+        rope_dim = config.get("qk_rope_head_dim")
+        factor = 64 / 512 if rope_dim is None else v.positive_int("qk_rope_head_dim", rope_dim) / head_dim
+    unknown = [k for k, x in given.items() if isinstance(x, dict) and k not in ("main", "compress")]
+    if unknown:
+        raise ValueError(f"rope_parameters is nested under {unknown[0]!r}: DeepSeek V4 reads only 'main' and "
+                         "'compress' (DeepseekV4Config._rope_type_labels)")
+    if isinstance(given.get("main"), dict) and isinstance(given.get("compress"), dict):
+        lacking = [k for k in ("main", "compress") if "partial_rotary_factor" not in given[k]]
+        scaled = [k for k in ("main", "compress") if given[k].get("rope_type", given[k].get("type", "default"))
+                  != "default"]
+        if lacking and scaled and config.get("partial_rotary_factor") is None:
+            # every rope init function but the default one calls config.standardize_rope_params(), which then adds
+            # DeepseekV4Config's computed partial_rotary_factor to the nested sets: buffers built before it turn the
+            # whole head, those built after only qk_rope_head_dim of it (modeling_rope_utils.py, transformers 5.25.0)
+            raise ValueError(
+                f"rope_parameters[{lacking[0]!r}] has no partial_rotary_factor, and the {scaled[0]!r} set is "
+                f"{given[scaled[0]].get('rope_type', given[scaled[0]].get('type'))!r}: transformers 5.25.0 then adds "
+                "the config's partial_rotary_factor to the sets while it builds the rotary embeddings, so how many "
+                "dims turn depends on the build order; give partial_rotary_factor in each set (or at the top level)"
+            )
+        sets = {}
+        for label in ("main", "compress"):
+            # convert_rope_params_to_dict: each labelled dict gets the config's rope_theta if it has none
+            p = dict(given[label])
+            p.setdefault("rope_theta", theta)
+            if config.get("partial_rotary_factor") is not None:
+                p.setdefault("partial_rotary_factor", config["partial_rotary_factor"])
+            p.setdefault("rope_type", p.get("type", "default"))
+            if p["rope_type"] in ("llama3", "yarn", "longrope"):  # standardize_rope_params, per nested set
+                p.setdefault("original_max_position_embeddings", config.get("max_position_embeddings", 1_048_576))
+            sets[label] = p
+        notes.append("rope_parameters nested under 'main' and 'compress': read as given (DeepseekV4Config keeps "
+                     "them, adding no attention_factor; a set without partial_rotary_factor turns the whole head)")
+    else:
+        flat = {k: x for k, x in given.items() if k not in ("main", "compress")}
+        flat.setdefault("rope_theta", theta)
+        flat.setdefault("rope_type", flat.get("type", "default"))
+        if flat["rope_type"] in ("llama3", "yarn", "longrope"):
+            flat.setdefault("original_max_position_embeddings", config.get("max_position_embeddings", 1_048_576))
+        compress = {**flat, "rope_theta": config.get("compress_rope_theta", 160_000.0),
+                    "partial_rotary_factor": factor}
+        if compress["rope_type"] == "yarn":
+            compress.setdefault("attention_factor", 1.0)
+        sets = {"main": {"rope_type": "default", "rope_theta": theta, "partial_rotary_factor": factor},
+                "compress": compress}
+    return {t: dict(sets["main" if t == "sliding_attention" else "compress"]) for t in dict.fromkeys(types)}
 
 
 def _check_nesting(config: dict, family: str, types: list[str], rp, nested: bool) -> None:
@@ -518,6 +610,8 @@ def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[l
     types = config.get("layer_types")
     _refuse_unread(config, family, types)
     nope = _no_rope_layers(config, family, n, notes)
+    if family in FAMILY_LAYER_TYPES:
+        types = _types_2026(config, family, n, notes)
     if types is None:
         types = _pattern_types_of(config, family, n, notes)
     if types is None:
@@ -525,14 +619,19 @@ def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[l
     if not isinstance(types, list | tuple) or len(types) != n:
         raise ValueError(f"layer_types must name one type for each of the {n} layers, got {v._show(types)}")
     _window_notes(config, family, types, notes)
-    bad = [t for t in types if t not in LAYER_TYPES]
+    known = FAMILY_LAYER_TYPES.get(family, LAYER_TYPES)
+    bad = [t for t in types if t not in known]
     if bad:
-        raise ValueError(f"layer_types holds {bad[0]!r}; the reader knows {', '.join(LAYER_TYPES)}")
+        who = f" for model_type {config.get('model_type')!r}" if family in FAMILY_LAYER_TYPES else ""
+        raise ValueError(f"layer_types holds {bad[0]!r}; the reader knows{who} {', '.join(known)}")
     if family == "gemma4" and types[-1] != "full_attention":
         types = [*types[:-1], "full_attention"]
         notes.append("Gemma4TextConfig forces the last layer to full_attention")
     if nope is not None:
         rope = [bool(x) for x in nope]
+    elif family == "kimi_linear":
+        # KimiLinearAttention and KimiLinearDeltaAttention apply no rotary embedding (modeling_kimi_linear.py)
+        rope = [False] * len(types)
     elif family == "cohere2":
         rope = [t == "sliding_attention" for t in types]
     elif family == "exaone4":
@@ -543,12 +642,83 @@ def _layer_table(config: dict, family: str, n: int, notes: list[str]) -> tuple[l
     return list(types), rope
 
 
+# DeepSeek V4's legacy per-layer compress ratios (configuration_deepseek_v4.py, _COMPRESS_RATIO_TO_LAYER_TYPE)
+_COMPRESS_RATIO_TO_LAYER_TYPE = {0: "sliding_attention", 4: "compressed_sparse_attention",
+                                 128: "heavily_compressed_attention"}
+
+
+def _types_2026(config: dict, family: str, n: int, notes: list[str]) -> list[str]:
+    """layer_types of DeepSeek V4, Kimi Linear and GLM-5, as their config classes' __post_init__ build them."""
+    types = config.get("layer_types")
+    if family == "deepseek_v4":
+        # explicit layer_types > legacy compress_ratios (0/4/128 per layer) > 2 HCA layers then CSA/HCA alternating
+        if types is None and config.get("compress_ratios") is not None:
+            ratios = config["compress_ratios"]
+            if not isinstance(ratios, list | tuple) or any(r not in _COMPRESS_RATIO_TO_LAYER_TYPE for r in ratios):
+                raise ValueError(f"compress_ratios must list 0, 4 or 128 for each layer (DeepseekV4Config maps only "
+                                 f"these to layer types), got {v._show(ratios)}")
+            types = [_COMPRESS_RATIO_TO_LAYER_TYPE[r] for r in ratios]
+            source = "compress_ratios"
+        elif types is None:
+            types = ["heavily_compressed_attention"] * min(n, 2) + [
+                "compressed_sparse_attention" if i % 2 else "heavily_compressed_attention" for i in range(max(n - 2, 0))]
+            notes.append("no layer_types or compress_ratios: two HCA layers, then CSA and HCA alternating "
+                         "(DeepseekV4Config's default)")
+            source = None
+        else:
+            source = "layer_types"
+        if isinstance(types, list | tuple) and len(types) > n and source is not None:
+            # DeepseekV4Config.__post_init__: self.layer_types = list(self.layer_types[:n])
+            notes.append(f"{source} lists {len(types)} layers: the first {n} read, as DeepseekV4Config keeps "
+                         f"layer_types[:num_hidden_layers] (the rest describes no decoder layer)")
+            types = list(types[:n])
+        return types
+    if family == "kimi_linear":
+        linear = config.get("linear_attn_config") or {}
+        if types is None and "full_attn_layers" in linear and "kda_layers" in linear:
+            types = [None] * n
+            for key, name in (("full_attn_layers", "full_attention"), ("kda_layers", "linear_attention")):
+                for layer in linear[key]:
+                    # configuration_kimi_linear.py: layer_types[layer - 1] (1-indexed in the checkpoint)
+                    if isinstance(layer, bool) or not isinstance(layer, int) or not 1 <= layer <= n:
+                        raise ValueError(f"linear_attn_config.{key} holds {v._show(layer)}: layers are numbered "
+                                         f"1 to {n} (1-indexed), and KimiLinearConfig sets layer_types[layer - 1]")
+                    types[layer - 1] = name
+            missing = [i + 1 for i, t in enumerate(types) if t is None]
+            if missing:
+                raise ValueError(f"linear_attn_config names layer {missing[0]} in neither full_attn_layers nor "
+                                 "kda_layers (1-indexed): KimiLinearConfig leaves it without a type")
+        elif types is None:
+            types = ["full_attention" if i and i % 4 == 0 else "linear_attention" for i in range(n)]
+            notes.append("no layer_types or linear_attn_config layer lists: layers 4, 8, 12, ... full attention "
+                         "(0-indexed), the others linear (KimiLinearConfig's default)")
+        return types
+    if family == "kimi_linear" and config.get("mla_use_nope") is False:
+        notes.append("mla_use_nope false not read: transformers 5.25.0's KimiLinearAttention applies no rotary "
+                     "embedding whatever it says (every released checkpoint sets it true)")
+    if types is None:  # glm_moe_dsa: configuration_glm_moe_dsa.py, "Every layer is DSA"
+        types = ["indexed_attention"] * n
+    for key in ("rope_interleave", "indexer_rope_interleave"):
+        if family == "glm_moe_dsa" and config.get(key) is False:
+            notes.append(f"{key} false not read: GlmMoeDsaAttention and GlmMoeDsaIndexer always pair interleaved "
+                         "dims (apply_rotary_pos_emb_interleave)")
+    return types
+
+
 def _refuse_unread(config: dict, family: str, types) -> None:
     """Keys a family's code never reads in the way the config asks: refused by name."""
     if family == "gemma2" and config.get("use_bidirectional_attention"):
         raise ValueError(
             "use_bidirectional_attention: model_type 'gemma2' with bidirectional attention is not read (Gemma 2's "
             "code builds its masks without Gemma 3's bidirectional window; the reader does not transcribe it)"
+        )
+    if family == "gemma4" and config.get("use_bidirectional_attention") not in (None, "vision"):
+        # configuration_gemma4.py: use_bidirectional_attention: Literal["all", "vision"] | None; "all" halves the
+        # window (sliding_window // 2 + 1) and sets is_causal False
+        raise ValueError(
+            f"use_bidirectional_attention {v._show(config.get('use_bidirectional_attention'))}: model_type "
+            "'gemma4' is read for None or 'vision' only (with 'all', Gemma4TextConfig halves the window and the "
+            "attention runs both ways on every token; the reader does not transcribe those masks)"
         )
     if family == "gemma" and config.get("use_bidirectional_attention"):
         raise ValueError(
@@ -679,6 +849,12 @@ def _window_notes(config: dict, family: str, types, notes: list[str]) -> None:
         half = v.positive_int("sliding_window", config.get("sliding_window", 4096)) // 2
         notes.append(f"use_bidirectional_attention: every layer attends both ways; a sliding layer sees {half} "
                      f"tokens on each side (Hugging Face's sliding_window becomes {half + 1}, an exclusive bound)")
+    if family == "gemma4" and config.get("use_bidirectional_attention") == "vision":
+        # modeling_gemma4.py (5.25.0), Gemma4Model.forward: create_masks_for_vision_model only when
+        # use_bidirectional_attention == "vision" and the input has image tokens; its sliding mask is
+        # AND(sliding_window, OR(causal, blockwise)), its full mask causal only
+        notes.append("use_bidirectional_attention 'vision': the tokens of one image see each other both ways on the "
+                     "sliding layers (the multimodal model's mask); text attends causally, as read here")
     if family == "gemma3n" and config.get("use_bidirectional_attention"):
         # Gemma3nTextConfig declares no use_bidirectional_attention, and modeling_gemma3n.py builds causal masks
         notes.append("use_bidirectional_attention not read: Gemma 3n's code attends causally on every layer")
@@ -717,6 +893,17 @@ _CLASS_DEFAULTS = {
                ("floor_scale", 8192, lambda t, r: not r)],
     "deepseek_v3": [("qk_rope_head_dim", 64, lambda t, r: True), ("qk_nope_head_dim", 128, lambda t, r: True),
                     ("rope_interleave", True, lambda t, r: True)],
+    # configuration_deepseek_v4.py, DeepseekV4Config's fields (transformers 5.25.0)
+    "deepseek_v4": [("head_dim", 512, lambda t, r: True), ("sliding_window", 128, lambda t, r: True),
+                    ("rope_theta", 10000.0, lambda t, r: t == "sliding_attention"),
+                    ("compress_rope_theta", 160000.0, lambda t, r: t != "sliding_attention"),
+                    ("index_topk", 512, lambda t, r: t == "compressed_sparse_attention")],
+    # configuration_kimi_linear.py, KimiLinearConfig's fields
+    "kimi_linear": [("qk_nope_head_dim", 128, lambda t, r: t == "full_attention"),
+                    ("qk_rope_head_dim", 64, lambda t, r: t == "full_attention")],
+    # configuration_glm_moe_dsa.py, GlmMoeDsaConfig's fields
+    "glm_moe_dsa": [("qk_rope_head_dim", 64, lambda t, r: True), ("qk_nope_head_dim", 192, lambda t, r: True),
+                    ("index_topk", 2048, lambda t, r: True), ("index_head_dim", 128, lambda t, r: True)],
 }
 
 
@@ -726,6 +913,10 @@ _EVERY_LAYER_WINDOW = {"mistral": 4096, "phi3": None, "starcoder2": None, "qwen3
 
 
 def _window(config: dict, family: str, layer_type: str) -> int | None:
+    if family == "deepseek_v4":
+        # DeepseekV4Attention: sliding_window=config.sliding_window on every layer (the CSA and HCA layers add
+        # their compressed entries to the window's keys)
+        return v.positive_int("sliding_window", config.get("sliding_window", 128))
     if layer_type == "chunked_attention":
         return v.positive_int("attention_chunk_size", config.get("attention_chunk_size", 8192))
     if family in ("mistral", "phi3", "starcoder2", "ministral3"):

@@ -37,7 +37,7 @@ from .families import (
     check_family,
 )
 from .load import load_config
-from .records import LayerPositions, llama4_query_temperature, llama_4_scaling_temperature
+from .records import CompressedBranch, Indexer, LayerPositions, llama4_query_temperature, llama_4_scaling_temperature
 from .single import (
     _HEAD_DIM_DEFAULTS,
     DEFAULT_BASE,
@@ -70,7 +70,7 @@ def _resolve(config, *, need_count: bool, assume=None, settings: dict | None = N
     params = _nested_params(config, family, types, notes)
     given = config.get("rope_parameters")
     # whether Hugging Face's config.rope_parameters ends up nested by layer type
-    hf_nested = family in ("gemma3", "gemma3n", "olmo3", "modernbert", "gemma4") or (
+    hf_nested = family in ("gemma3", "gemma3n", "olmo3", "modernbert", "gemma4", "deepseek_v4") or (
         isinstance(given, dict) and any(isinstance(x, dict) for x in given.values()))
     head, qk_width = _head_widths(config, family, params, notes)
     kinds = {t: _layer_kind(config, family, t, p, head[t], hf_nested, len(params) == 1, notes)
@@ -78,9 +78,10 @@ def _resolve(config, *, need_count: bool, assume=None, settings: dict | None = N
     layout = _layout(config, family)
     # a layer type without RoPE parameters (linear attention) takes the attention layers' width, or with none
     # (a config of linear-attention layers only) the config's own head width
-    fallback = next(iter(head.values()), None) or _head_dim(config)
-    records = [_record(config, family, t, r, kinds, qk_width or head.get(t, fallback), layout)
-               for t, r in zip(types, rope, strict=True)]
+    fallback = None if family == "kimi_linear" else next(iter(head.values()), None) or _head_dim(config)
+    indexer_types = _indexer_types(config, family, len(types))
+    records = [_record(config, family, t, r, kinds, _width(config, family, t, qk_width, head, fallback), layout,
+                       indexer_types[i]) for i, (t, r) in enumerate(zip(types, rope, strict=True))]
     kinds_present = {(r.layer_type, r.rope) for r in records}
     for key, default, relevant in _CLASS_DEFAULTS.get(family, ()):
         if key == "sliding_window" and all(r.window is None for r in records):
@@ -126,10 +127,16 @@ def _language_model(config, notes: list[str]) -> dict:
 
 def _head_widths(config: dict, family: str, params: dict, notes: list[str]) -> tuple[dict[str, int], int | None]:
     """The rotated head width per layer type, and the q·k width the softmax scale divides by (MLA only)."""
-    if family == "deepseek_v3":
+    if family in ("deepseek_v3", "glm_moe_dsa"):
+        # DeepseekV3Config / GlmMoeDsaConfig: head_dim = qk_rope_head_dim, the rotary embedding's width
         rope_dim = v.positive_int("qk_rope_head_dim", config.get("qk_rope_head_dim", 64))
-        nope_dim = v.positive_int("qk_nope_head_dim", config.get("qk_nope_head_dim", 128))
+        nope_default = 128 if family == "deepseek_v3" else 192
+        nope_dim = v.positive_int("qk_nope_head_dim", config.get("qk_nope_head_dim", nope_default))
         return {t: rope_dim for t in params}, rope_dim + nope_dim
+    if family == "deepseek_v4":  # DeepseekV4Attention: one head_dim (512) for q, k = v; RoPE on part of it
+        return {t: v.positive_int("head_dim", config.get("head_dim", 512)) for t in params}, None
+    if family == "kimi_linear":
+        return {}, None  # no layer turns: the widths of its records come from _width
     if family in _HEAD_DIM_RULES:
         common = _family_head_dim(config, family, notes)
     elif config.get("head_dim"):
@@ -180,10 +187,39 @@ def _family_head_dim(config: dict, family: str, notes: list[str]) -> int:
         "num_attention_heads", config["num_attention_heads"])
 
 
+def _width(config: dict, family: str, t: str, qk_width, head: dict, fallback) -> int:
+    """The q·k width of a layer of type ``t``: what its softmax scale divides by and its record's head_dim."""
+    if family == "kimi_linear":
+        if t == "linear_attention":  # KimiLinearDeltaAttention: head_dim = config.linear_head_dim
+            return _kimi_linear_sizes(config)["head_dim"]
+        # KimiLinearAttention: qk_head_dim = qk_nope_head_dim + qk_rope_head_dim (the rope slice is never turned)
+        return (v.positive_int("qk_nope_head_dim", config.get("qk_nope_head_dim", 128))
+                + v.positive_int("qk_rope_head_dim", config.get("qk_rope_head_dim", 64)))
+    return qk_width or head.get(t, fallback)
+
+
+def _kimi_linear_sizes(config: dict) -> dict[str, int]:
+    """KDA's head_dim, heads and conv kernel, as KimiLinearConfig.__post_init__ reads them: linear_attn_config's
+    head_dim / num_heads / short_conv_kernel_size, else linear_head_dim / linear_num_heads / linear_conv_kernel_dim
+    (defaults 128, 32, 4)."""
+    linear = config.get("linear_attn_config") or {}
+    if not isinstance(linear, dict):
+        raise TypeError(f"linear_attn_config must be a dict, got {v._show(linear)}")
+    out = {}
+    for name, key, field, default in (("head_dim", "head_dim", "linear_head_dim", 128),
+                                      ("heads", "num_heads", "linear_num_heads", 32),
+                                      ("kernel", "short_conv_kernel_size", "linear_conv_kernel_dim", 4)):
+        value = linear.get(key, config.get(field, default))
+        out[name] = v.positive_int(f"linear_attn_config.{key}" if key in linear else field, value)
+    return out
+
+
 def _layout(config: dict, family: str) -> str:
     """Which dims form a pair: Llama 4, Cohere, Cohere2, GLM and GPT-J interleave, DeepSeek-V3 unless
-    rope_interleave is off (GLM on its rotated part only: apply_rotary_pos_emb in modeling_glm.py)."""
-    if family in ("llama4", "cohere2", "gptj", "cohere", "glm"):
+    rope_interleave is off (GLM on its rotated part only: apply_rotary_pos_emb in modeling_glm.py); DeepSeek V4
+    (apply_rotary_pos_emb: repeat_interleave and the even/odd rotate_half) and GLM-5
+    (apply_rotary_pos_emb_interleave) always."""
+    if family in ("llama4", "cohere2", "gptj", "cohere", "glm", "deepseek_v4", "glm_moe_dsa"):
         return "interleaved"
     if family == "deepseek_v3":
         return "interleaved" if config.get("rope_interleave", True) else "half-split"
@@ -229,7 +265,7 @@ def _family_rope_params(config, family, t, p, hf_nested, notes) -> dict:
         if float(p.get("rope_theta", DEFAULT_BASE)) != DEFAULT_BASE:
             notes.append(f"rope_theta {p['rope_theta']} not read: GPT-J's create_sinusoidal_positions fixes 10000")
         p["rope_theta"] = DEFAULT_BASE
-    if (family not in ("generic", "qwen3_next", "qwen3_5", "gpt_neox", *PARTIAL_DEFAULTS)
+    if (family not in ("generic", "qwen3_next", "qwen3_5", "gpt_neox", "deepseek_v4", *PARTIAL_DEFAULTS)
             and raw_type in ("default", "mrope")
             and p.get("partial_rotary_factor") not in (None, 1, 1.0)):
         # the family's compute_default_rope_parameters reads no partial_rotary_factor: the whole head turns
@@ -242,13 +278,14 @@ def _family_rope_params(config, family, t, p, hf_nested, notes) -> dict:
     return p
 
 
-def _record(config, family, t, r, kinds, width, layout) -> LayerPositions:
+def _record(config, family, t, r, kinds, width, layout, indexer_type=None) -> LayerPositions:
     """The record of one layer of type ``t``, with RoPE when ``r``."""
-    if t == "linear_attention":
+    if t == "linear_attention" or t not in kinds:
         settings, inv, att, p = None, None, 1.0, {}
     else:
         settings, inv, att, p = kinds[t]
     section, interleaved = _mrope(family, p, r, inv)
+    turns = bool(r and settings is not None)
     return LayerPositions(
         layer_type=t, window=_window(config, family, t), rope=bool(r and settings is not None),
         inv_freq=None if not r or inv is None else inv.copy(),
@@ -259,9 +296,86 @@ def _record(config, family, t, r, kinds, width, layout) -> LayerPositions:
         base=settings.base if r and settings else None,
         factor=settings.factor if r and settings else None,
         mrope_section=section, mrope_interleaved=interleaved,
-        qk_norm=_qk_norm(config, family, t, bool(r and settings is not None)),
+        qk_norm=_qk_norm(config, family, t, turns),
         read_as=_read_as(config, family),
+        rotated=None if not turns else "trailing" if family in ("deepseek_v3", "deepseek_v4", "glm_moe_dsa")
+        else "leading",
+        compressed=_compressed(config, family, t),
+        indexer=_indexer(config, family, t, settings.rotary_dim if turns else 0, indexer_type),
+        sinks=family in ("gpt_oss", "deepseek_v4"),
     )
+
+
+def _compressed(config: dict, family: str, t: str) -> CompressedBranch | None:
+    """DeepSeek V4's compressed branch of a CSA or HCA layer (DeepseekV4CSACompressor, DeepseekV4HCACompressor)."""
+    if family != "deepseek_v4" or t == "sliding_attention":
+        return None
+    rate = _compress_rates(config)[t]
+    if t == "compressed_sparse_attention":  # entry w pools block w − 1's Ca and block w's Cb: 2m tokens
+        return CompressedBranch(rate=rate, span=2 * rate,
+                                top_k=v.positive_int("index_topk", config.get("index_topk", 512)))
+    return CompressedBranch(rate=rate, span=rate, top_k=None)
+
+
+def _compress_rates(config: dict) -> dict[str, int]:
+    """DeepseekV4Config.compress_rates: the config's dict, else {CSA: 4, HCA: 128}, with the legacy
+    compress_rate_csa / compress_rate_hca folded in (configuration_deepseek_v4.py, __post_init__)."""
+    given = config.get("compress_rates")
+    if given is not None and not isinstance(given, dict):
+        raise TypeError(f"compress_rates must be a dict of layer type to rate, got {v._show(given)}")
+    rates = dict(given) if given is not None else {"compressed_sparse_attention": 4,
+                                                     "heavily_compressed_attention": 128}
+    for key, t in (("compress_rate_csa", "compressed_sparse_attention"),
+                   ("compress_rate_hca", "heavily_compressed_attention")):
+        if config.get(key) is not None:
+            rates[t] = config[key]
+    for t in ("compressed_sparse_attention", "heavily_compressed_attention"):
+        if t not in rates:
+            raise ValueError(f"compress_rates has no entry for {t!r} (DeepSeek V4's compressor reads "
+                             f"config.compress_rates[{t!r}])")
+        rates[t] = v.positive_int(f"compress_rates[{t!r}]", rates[t])
+    return rates
+
+
+def _indexer_types(config: dict, family: str, n: int) -> list[str | None]:
+    """GLM-5's per-layer indexer mode, "full" (runs its indexer) or "shared" (reuses the last full layer's top-k),
+    as GlmMoeDsaConfig.__post_init__ builds indexer_types; [None] * n for other families."""
+    if family != "glm_moe_dsa":
+        return [None] * n
+    given = config.get("indexer_types")
+    if given is None and config.get("index_topk_pattern") is not None:
+        pattern = config["index_topk_pattern"]
+        given = [{"F": "full", "S": "shared"}.get(c, c) for c in pattern] if isinstance(pattern, str) else list(
+            pattern)
+    if given is None:
+        freq = max(config.get("index_topk_freq", 1), 1)
+        offset = config.get("index_skip_topk_offset", 2)
+        # "full" if (max(i - offset + 1, 0) % freq) == 0 else "shared"
+        given = ["full" if (max(i - offset + 1, 0) % freq) == 0 else "shared" for i in range(n)]
+    if not isinstance(given, list | tuple) or len(given) < n or any(x not in ("full", "shared") for x in given[:n]):
+        raise ValueError(f"indexer_types must give 'full' or 'shared' for each of the {n} layers, got {v._show(given)}")
+    if given[0] == "shared":
+        raise ValueError("indexer_types starts with 'shared': a shared layer reuses the previous full layer's top-k, "
+                         "and GlmMoeDsaAttention raises without one")
+    return list(given[:n])
+
+
+def _indexer(config: dict, family: str, t: str, rotary_dim: int, mode) -> Indexer | None:
+    """The sparse-attention indexer of a layer: GLM-5's DSA (GlmMoeDsaIndexer) or DeepSeek V4's lightning indexer
+    (DeepseekV4Indexer, on CSA layers only)."""
+    if family == "glm_moe_dsa":
+        topk = v.positive_int("index_topk", config.get("index_topk", 2048))
+        return Indexer(head_dim=v.positive_int("index_head_dim", config.get("index_head_dim", 128)),
+                       heads=v.positive_int("index_n_heads", config.get("index_n_heads", 32)),
+                       # q_rot, q_pass = torch.split(q, [qk_rope_head_dim, head_dim - qk_rope_head_dim])
+                       rotary_dim=rotary_dim, rotated="leading", top_k=topk,
+                       scores="tokens" if mode == "full" else "reused")
+    if family == "deepseek_v4" and t == "compressed_sparse_attention":
+        return Indexer(head_dim=v.positive_int("index_head_dim", config.get("index_head_dim", 128)),
+                       heads=v.positive_int("index_n_heads", config.get("index_n_heads", 64)),
+                       rotary_dim=rotary_dim, rotated="trailing",
+                       top_k=v.positive_int("index_topk", config.get("index_topk", 512)), scores="compressed entries")
+    return None
 
 
 def _read_as(config: dict, family: str) -> str:
@@ -282,7 +396,8 @@ def _softmax_scale(config: dict, family: str, width: int, p: dict) -> float:
         scale = _number("attention_multiplier", config.get("attention_multiplier", 1.0))
     else:
         scale = width ** -0.5
-    if family == "deepseek_v3" and p.get("rope_type", p.get("type", "default")) != "default":
+    # DeepseekV3Attention, GlmMoeDsaAttention: yarn_apply_mscale(rope_parameters, qk_head_dim ** -0.5)
+    if family in ("deepseek_v3", "glm_moe_dsa") and p.get("rope_type", p.get("type", "default")) != "default":
         all_dim = p.get("mscale_all_dim", 0)
         if all_dim:
             # yarn_apply_mscale: scaling × mscale², mscale = 0.1 · mscale_all_dim · ln(factor) + 1

@@ -477,6 +477,9 @@ def _declared_context(config: dict) -> int:
         for key in ("max_position_embeddings", "n_positions"):
             if source.get(key) is not None:
                 return _context(source[key], key)
+        # configuration_kimi_linear.py (5.25.0): attribute_map {"max_position_embeddings": "model_max_length"}
+        if source.get("model_type") == "kimi_linear" and source.get("model_max_length") is not None:
+            return _context(source["model_max_length"], "model_max_length")
     raise ValueError("the config declares no context (no max_position_embeddings or n_positions, at the top or in "
                      "text_config): pass context=")
 
@@ -484,7 +487,10 @@ def _declared_context(config: dict) -> int:
 def _refuse_bidirectional(config: dict) -> None:
     inner = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
     for source in (config, inner):
-        if source.get("model_type") == "modernbert" or source.get("use_bidirectional_attention"):
+        # Gemma 4's "vision" makes only an image's own tokens see each other both ways; text stays causal
+        # (modeling_gemma4.py, 5.25.0: create_masks_for_vision_model only for "vision" with image tokens)
+        if source.get("model_type") == "modernbert" or source.get("use_bidirectional_attention") not in (
+                None, False, "vision"):
             raise ValueError(f"a bidirectional model ({source.get('model_type')!r}) sees distances on both sides of "
                              "a window, not window − 1 back: config_bounds reads causal decoders only")
 
@@ -537,7 +543,7 @@ def bound_pairs() -> list[tuple[int, int]]:
         full = _declared_context(config)
         for fields, _inv, _count in _kinds(config):
             if fields["rope"]:
-                pairs.add((_checked_length(fields["window"], full), fields["rotary_dim"]))
+                pairs.add((_checked_length(fields["window"], full, fields["layer_type"]), fields["rotary_dim"]))
     return sorted(pairs)
 
 
@@ -561,17 +567,27 @@ def write_bounds(path=None, *, log=print) -> dict:
     return table
 
 
-def _checked_length(window, full: int) -> int:
+#: DeepSeek V4's layer types whose compressed entries every later query sees (transformers 5.25.0,
+#: models/deepseek_v4): besides its window, such a layer attends to entries rotated at the first position of their
+#: block, so its q·k distances reach the whole context, and it is checked over the context, not its window.
+COMPRESSED_LAYER_TYPES = ("compressed_sparse_attention", "heavily_compressed_attention")
+
+
+def _checked_length(window, full: int, layer_type: str | None = None) -> int:
     """The largest distance a layer compares: the context, or for a window W, W − 1 when that is shorter
-    (Phi-3-mini 128k's window of 262,144 is longer than its context of 131,072)."""
-    return full if window is None else min(window - 1, full)
+    (Phi-3-mini 128k's window of 262,144 is longer than its context of 131,072); a compressed layer
+    (:data:`COMPRESSED_LAYER_TYPES`) the context, since its compressed entries reach back that far."""
+    if window is None or layer_type in COMPRESSED_LAYER_TYPES:
+        return full
+    return min(window - 1, full)
 
 
 def config_bounds(config, *, context=None, step=1e-3, bounds="compute", assume=None) -> list[LayerBound]:
     """Men et al.'s check for each kind of layer of a config (one :class:`LayerBound` per kind, in layer order).
 
     ``context`` overrides the declared ``max_position_embeddings`` for the full-attention layers; sliding layers
-    are always checked over their window. A multimodal RoPE (Qwen2-VL) is checked as text, where its three
+    are always checked over their window, and DeepSeek V4's compressed layers over the context (their compressed
+    entries reach back that far, :data:`COMPRESSED_LAYER_TYPES`). A multimodal RoPE (Qwen2-VL) is checked as text, where its three
     position ids are equal. ``bounds="stored"`` reads each bound from :func:`stored_bounds` instead of computing
     it (and refuses, naming the pair, one that is not stored); ``"compute"`` computes it with ``step``.
     ``config`` may be a dict, a config.json's JSON text or its path; its ``model_type`` is checked, and
@@ -604,7 +620,7 @@ def config_bounds(config, *, context=None, step=1e-3, bounds="compute", assume=N
             rows.append(LayerBound(**fields, layers=count, context=None, bound=None, first_negative_base=None,
                                    first_negative_model=None, first_negative_head=None))
             continue
-        length = _checked_length(fields["window"], full)
+        length = _checked_length(fields["window"], full, fields["layer_type"])
         rd = fields["rotary_dim"]
         free = max(fields["head_dim"] // 2 - inv.size, 0)
         rows.append(LayerBound(

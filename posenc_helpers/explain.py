@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base_bound import base_lower_bound, first_negative, stored_bounds
+from .base_bound import _checked_length, base_lower_bound, first_negative, stored_bounds
 from .configs import (
     FAMILIES,
     check_family,
@@ -180,11 +180,17 @@ def reader_notes(config: dict, *, assume: str | None = None) -> list[str]:
 
 
 def declared_context(config: dict) -> int | None:
-    """max_position_embeddings (or n_positions), in text_config or at the top; None when neither states one."""
+    """max_position_embeddings (or n_positions; Kimi Linear's model_max_length), in text_config or at the top; None
+    when neither states one."""
     for source in (language_config(config), config):
         for key in ("max_position_embeddings", "n_positions"):
             if isinstance(source.get(key), int) and not isinstance(source.get(key), bool) and source[key] > 0:
                 return source[key]
+        # configuration_kimi_linear.py (5.25.0): attribute_map {"max_position_embeddings": "model_max_length"}
+        limit = source.get("model_max_length")
+        if source.get("model_type") == "kimi_linear" and isinstance(limit, int) and not isinstance(limit, bool) \
+                and limit > 0:
+            return limit
     return None
 
 
@@ -280,7 +286,9 @@ def kv_summary(layers: list[dict], contexts, size: int | None) -> dict | None:
 
 
 def _bidirectional(config: dict) -> bool:
-    return any(part.get("model_type") == "modernbert" or part.get("use_bidirectional_attention") not in (None, False)
+    # Gemma 4's "vision": an image's tokens see each other both ways, text tokens stay causal (the reader notes it)
+    return any(part.get("model_type") == "modernbert"
+               or part.get("use_bidirectional_attention") not in (None, False, "vision")
                for part in (config, language_config(config)))
 
 
@@ -302,7 +310,8 @@ def base_check(kinds: list[dict], context: int | None, *, long_freqs=None, compu
         if kind["rope"] is not True or not kind["inv_freq"]:
             continue
         inv = np.asarray((long_freqs or {}).get(kind["id"], kind["inv_freq"]), dtype=np.float64)
-        length = context if kind["window"] is None else min(kind["window"] - 1, context)
+        # a compressed layer's entries (DeepSeek V4) reach the whole context, as config_bounds checks them
+        length = _checked_length(kind["window"], context, kind.get("layer_type"))
         free = max(kind["head_dim"] // 2 - inv.size, 0) if isinstance(kind["head_dim"], int) else 0
         bound, source = table.get((length, kind["rotary_dim"])), "stored"
         if bound is None and compute_bound and length >= 2 and kind["rotary_dim"] >= 4:

@@ -372,6 +372,10 @@ def test_every_bundled_model_is_read():
     (lambda: bb.config_bounds({"head_dim": 16, "rope_theta": 1e4}), ValueError, "declares no context"),
     (lambda: bb.config_bounds({"model_type": "modernbert", "max_position_embeddings": 8192}), ValueError,
      "bidirectional"),
+    (lambda: bb.config_bounds({"model_type": "gemma3_text", "use_bidirectional_attention": True,
+                               "max_position_embeddings": 8192}), ValueError, "bidirectional"),
+    (lambda: bb.config_bounds({"model_type": "gemma4_text", "use_bidirectional_attention": "all",
+                               "max_position_embeddings": 8192}), ValueError, "bidirectional"),
     (lambda: bb.config_bounds({"head_dim": 16, "rope_theta": 1e4, "max_position_embeddings": 2**40}, step=2.0),
      ValueError, "step must be in (0, 1]"),
 ])

@@ -336,11 +336,30 @@ def test_every_bundled_model_is_read():
     for name, cfg in bundled_configs("all").items():
         text = cfg.get("text_config", cfg)
         declared = text.get("max_position_embeddings", text.get("n_positions", cfg.get("max_position_embeddings")))
+        declared = declared or text["model_max_length"]  # Kimi Linear: its class reads it as max_position_embeddings
         for r in bb.config_bounds(cfg, context=min(declared, 4096), step=0.05):
             assert r.layers >= 1, name
             if r.rope:
-                assert r.context == (min(declared, 4096) if r.window is None else r.window - 1), name
+                whole = r.window is None or r.layer_type in bb.COMPRESSED_LAYER_TYPES
+                assert r.context == (min(declared, 4096) if whole else min(r.window - 1, declared, 4096)), name
                 assert r.bound is not None and r.first_negative_head in (None, *range(r.context + 1)), name
+
+
+def test_compressed_layers_are_checked_over_the_context():
+    # DeepSeek V4: every layer has a window of 128, but a CSA or HCA layer's compressed entries are rotated at
+    # w · rate and seen by every later query, so its distances reach the declared context
+    config = bundled_configs("all")["DeepSeek V4 Flash"]
+    rows = {r.layer_type: r for r in bb.config_bounds(config, bounds="stored")}
+    assert {t: (r.window, r.context) for t, r in rows.items()} == {
+        "sliding_attention": (128, 127),
+        "compressed_sparse_attention": (128, 1048576),
+        "heavily_compressed_attention": (128, 1048576),
+    }
+    assert rows["compressed_sparse_attention"].first_negative_base == bb.first_negative(160000.0, 1048576, head_dim=64)
+    # Kimi Linear declares its context as model_max_length and rotates nothing: one row per kind, none with RoPE
+    kimi = bb.config_bounds(bundled_configs("all")["Kimi Linear 48B-A3B"], bounds="stored")
+    assert sorted(r.layer_type for r in kimi) == ["full_attention", "linear_attention"]
+    assert not any(r.rope for r in kimi) and all(r.context is None for r in kimi)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -88,5 +88,5 @@ def bundled_kv_fields(which: str = "all") -> dict[str, dict]:
 
 
 def bundled_left_out() -> dict[str, str]:
-    """Models the issue asked for that are not bundled, and why (empty when all are bundled)."""
+    """Models a bundled group was meant to hold but does not, and why (empty when none is missing)."""
     return dict(_load()["left_out"])

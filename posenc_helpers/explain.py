@@ -26,6 +26,8 @@ Taught in notebooks/11-rope-as-shipped.ipynb (the command), after notebooks 14 a
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .base_bound import _checked_length, base_lower_bound, first_negative, stored_bounds
@@ -42,7 +44,7 @@ from .configs import (
 # _language: the KV counter's reading of a config's language model (text_config, and GPT-J's own key names), the
 # one place the package maps them; private there, so tests/test_explain.py holds this module's use of it to the
 # reader on every bundled config and hand-built shape
-from .kvcache import DTYPE_BYTES, RECURRENT_STATE_BYTES, _language, dtype_bytes, kv_layers
+from .kvcache import DTYPE_BYTES, RECURRENT_STATE_BYTES, CompressedCache, _language, dtype_bytes, kv_layers
 
 #: The report's format version (``report["format"]``).
 FORMAT = 1
@@ -121,13 +123,22 @@ def _qk_norm(value):
     return {"where": value.where, "over": value.over, "kind": value.kind, "weight": value.weight}
 
 
+#: The kinds :func:`kv_summary` totals: :data:`CACHE_LAYER`'s, and DeepSeek V4's "compressed" layers (a window's
+#: keys plus compressed entries, ``DeepseekV4CSACache`` or ``DeepseekV4HCACache``), counted as
+#: :class:`posenc_helpers.kvcache.CompressedCache` counts them.
+KV_KINDS = (*CACHE_LAYER, "compressed")
+
+
 def _kv_fields(kv) -> dict:
     if kv is None:
         return {"kv_kind": None, "kv_numbers_per_token": None, "kv_holds": None, "kv_state_numbers": None,
                 "cache_layer": None, "kv_cached": None}
-    return {"kv_kind": kv.kind, "kv_numbers_per_token": kv.numbers_per_token, "kv_holds": kv.holds,
-            "kv_state_numbers": {"conv": kv.conv_state_numbers, "recurrent": kv.recurrent_state_numbers},
-            "cache_layer": CACHE_LAYER[kv.kind], "kv_cached": kv.cached}
+    fields = {"kv_kind": kv.kind, "kv_numbers_per_token": kv.numbers_per_token, "kv_holds": kv.holds,
+              "kv_state_numbers": {"conv": kv.conv_state_numbers, "recurrent": kv.recurrent_state_numbers},
+              "cache_layer": kv.cache_class or CACHE_LAYER[kv.kind], "kv_cached": kv.cached}
+    if kv.compressed:  # DeepSeek V4: the entries each compressor adds (not a LAYER_FIELDS field: the course's own)
+        fields["kv_compressed"] = [dataclasses.asdict(c) for c in kv.compressed]
+    return fields
 
 
 def course_layers(config: dict, *, assume: str | None = None) -> tuple[list[dict], list[str]]:
@@ -266,7 +277,7 @@ def kv_summary(layers: list[dict], contexts, size: int | None) -> dict | None:
     recurrent state at 4 bytes (float32), as :func:`posenc_helpers.kvcache.kv_cache` counts.
     """
     if any(x["kv_numbers_per_token"] is None or x["kv_numbers_per_token"] == NOT_TRACED
-           or x["kv_kind"] not in CACHE_LAYER for x in layers):
+           or x["kv_kind"] not in KV_KINDS for x in layers):
         return None
     traced = all(isinstance(x["kv_state_numbers"], dict) for x in layers)
     conv = sum(x["kv_state_numbers"]["conv"] for x in layers) if traced else 0
@@ -275,8 +286,12 @@ def kv_summary(layers: list[dict], contexts, size: int | None) -> dict | None:
     rows = []
     for n in contexts:
         numbers = sum(x["kv_numbers_per_token"] * _held(x, n) for x in layers) + conv + recurrent
-        # bytes = Σ numbers_per_token · tokens · b + conv · b + recurrent · 4
-        total = None if size is None else (numbers - recurrent) * size + recurrent * RECURRENT_STATE_BYTES
+        # DeepSeek V4's compressed entries: model-dtype numbers, and the float32 overlap kept with them
+        entries = [CompressedCache(**c).numbers(n) for x in layers for c in x.get("kv_compressed", ())]
+        float32 = recurrent + sum(int(f) for _, f in entries)
+        numbers += sum(int(m) + int(f) for m, f in entries)
+        # bytes = Σ numbers_per_token · tokens · b + conv · b + (recurrent + float32 overlaps) · 4
+        total = None if size is None else (numbers - float32) * size + float32 * RECURRENT_STATE_BYTES
         rows.append({"context": n, "numbers": numbers, "bytes": total,
                      "bytes_per_token": None if total is None else total / n})
     return {"numbers_per_token": per_token, "bytes_per_token": None if size is None else per_token * size,
@@ -305,11 +320,16 @@ def base_check(kinds: list[dict], context: int | None, *, long_freqs=None, compu
     if context is None:
         return []
     table = stored_bounds()
-    rows = []
+    rows, seen = [], {}
     for kind in kinds:
         if kind["rope"] is not True or not kind["inv_freq"]:
             continue
         inv = np.asarray((long_freqs or {}).get(kind["id"], kind["inv_freq"]), dtype=np.float64)
+        # kinds that differ only in their cache (Gemma 4 E2B's shared layers) have one check, as config_bounds does
+        same = (kind["layer_type"], kind["window"], kind["rotary_dim"], kind["head_dim"], kind["base"], inv.tobytes())
+        if same in seen:
+            seen[same]["kinds"].append(kind["id"])
+            continue
         # a compressed layer's entries (DeepSeek V4) reach the whole context, as config_bounds checks them
         length = _checked_length(kind["window"], context, kind.get("layer_type"))
         free = max(kind["head_dim"] // 2 - inv.size, 0) if isinstance(kind["head_dim"], int) else 0
@@ -317,12 +337,14 @@ def base_check(kinds: list[dict], context: int | None, *, long_freqs=None, compu
         if bound is None and compute_bound and length >= 2 and kind["rotary_dim"] >= 4:
             bound, source = base_lower_bound(length, kind["rotary_dim"]), "computed"
         rows.append({
-            "kind": kind["id"], "context": length, "rotary_dim": kind["rotary_dim"], "base": kind["base"],
+            "kind": kind["id"], "kinds": [kind["id"]], "context": length, "rotary_dim": kind["rotary_dim"],
+            "base": kind["base"],
             "first_negative_model": first_negative(inv, length),
             "first_negative_head": first_negative(np.concatenate([inv, np.zeros(free)]), length),
             "bound": bound, "bound_from": source if bound is not None else None,
             "above": None if bound is None or not isinstance(kind["base"], float | int) else kind["base"] >= bound,
         })
+        seen[same] = rows[-1]
     return rows
 
 
@@ -347,7 +369,7 @@ def build_report(layers: list[dict], notes: list[str], config: dict, *, engine: 
         notes.append("no base-context check: the model attends both ways (Men et al.'s check is for causal decoders)")
         context = None
     kinds_long = {k["id"]: long_freqs[_kind_key(k)] for k in kinds if long_freqs and _kind_key(k) in long_freqs}
-    other = sorted({str(x["kv_kind"]) for x in layers if x["kv_kind"] not in (None, NOT_TRACED, *CACHE_LAYER)})
+    other = sorted({str(x["kv_kind"]) for x in layers if x["kv_kind"] not in (None, NOT_TRACED, *KV_KINDS)})
     if any(x["kv_kind"] == NOT_TRACED for x in layers):
         notes.append("KV cache not traced: the forward pass ran without a cache")
     if other:

@@ -636,6 +636,9 @@ def test_the_json_texts_true_false_and_null_are_read():
      r"config is not valid JSON \(Expecting property name enclosed in double quotes at line 1, column 2\); "
      r"a config.json writes \"double quotes\", true, false and null"),
     ('{"head_dim": 64,}', ValueError, r"config is not valid JSON \(Expecting property name .* line 1, column 17\)"),
+    # pasted between triple quotes: the text's line 3 is the pasted file's line 2
+    ('\n{"head_dim": 64,\n "rope_theta": 1e4,}', ValueError,
+     r"not valid JSON \(Expecting property name .* line 3, column 20, line 2 from the line of the first '\{'\)"),
     ("no/such/config.json", ValueError, "config 'no/such/config.json' is neither a config.json's JSON text"),
     ("   ", ValueError, "config is an empty string"),
     (42, TypeError, "config must be a dict shaped like a config.json, its JSON text, or the path of one, got 42"),

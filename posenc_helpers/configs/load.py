@@ -57,7 +57,11 @@ def _parse(text: str, name: str, where: str | None) -> dict:
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError as err:
-        raise ValueError(f"{what} is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno}); "
+        # text pasted between triple quotes starts with the line break after the opening quotes: also count the
+        # lines from the one the '{' is on, as the pasted file numbers them
+        lead = text[:text.find("{")].count("\n") if where is None and "{" in text else 0
+        pasted = f", line {err.lineno - lead} from the line of the first '{{'" if lead and err.lineno > lead else ""
+        raise ValueError(f"{what} is not valid JSON ({err.msg} at line {err.lineno}, column {err.colno}{pasted}); "
                          'a config.json writes "double quotes", true, false and null') from None
     if not isinstance(parsed, dict):
         raise ValueError(f"{what} holds a JSON {type(parsed).__name__}, not an object: a config.json is one {{...}}")

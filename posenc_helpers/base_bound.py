@@ -440,12 +440,14 @@ class LayerBound:
       (or, for a config whose layers all turn alike, ``rope_settings``);
     * ``context``: the largest distance m checked: the declared ``max_position_embeddings`` (Men et al.'s L) for a
       full-attention layer, window − 1 for a sliding or chunked one (or the context, if that is shorter) (transformers 5.24.0,
-      ``masking_utils.sliding_window_overlay``: a key is seen when kv_idx > q_idx − window);
+      ``masking_utils.sliding_window_overlay``: a key is seen when kv_idx > q_idx − window), the context for
+      DeepSeek V4's compressed layers (:data:`COMPRESSED_LAYER_TYPES`);
     * ``bound``: :func:`base_lower_bound` (context, rotary_dim): Eq. 11 for the rotated pairs;
     * ``first_negative_base``: with the unscaled θ_i = base^(−2i/rotary_dim);
-    * ``first_negative_model``: with the layer's own ``inv_freq`` (scaled where the config scales it);
-    * ``first_negative_head``: the own ``inv_freq`` plus the head's position-free pairs (θ = 0, so each adds
-      cos 0 = 1: Theorem 1 over the whole q·k);
+    * ``first_negative_model``: with the layer's own turning frequencies (its ``inv_freq`` without proportional
+      RoPE's ω = 0 pairs, scaled where the config scales it);
+    * ``first_negative_head``: those plus the head's position-free pairs (θ = 0, so each adds cos 0 = 1: Theorem 1
+      over the whole q·k; for Gemma 4's proportional layers, the 192 pairs with ω = 0);
 
     each the first m ≤ context with B_m < 0, or None when B_m ≥ 0 at every one. All None without RoPE.
     """
@@ -622,6 +624,9 @@ def config_bounds(config, *, context=None, step=1e-3, bounds="compute", assume=N
             continue
         length = _checked_length(fields["window"], full, fields["layer_type"])
         rd = fields["rotary_dim"]
+        # the model's own frequencies are its turning pairs; proportional RoPE's ω = 0 pairs (Gemma 4) count with
+        # the head's other position-free pairs, in first_negative_head, as for every other model
+        inv = inv[inv > 0]
         free = max(fields["head_dim"] // 2 - inv.size, 0)
         rows.append(LayerBound(
             **fields, layers=count, context=length, bound=bound_of(length, rd),

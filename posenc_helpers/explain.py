@@ -325,6 +325,7 @@ def base_check(kinds: list[dict], context: int | None, *, long_freqs=None, compu
         if kind["rope"] is not True or not kind["inv_freq"]:
             continue
         inv = np.asarray((long_freqs or {}).get(kind["id"], kind["inv_freq"]), dtype=np.float64)
+        inv = inv[inv > 0]  # the turning pairs; ω = 0 pairs count as position-free, as config_bounds counts them
         # kinds that differ only in their cache (Gemma 4 E2B's shared layers) have one check, as config_bounds does
         same = (kind["layer_type"], kind["window"], kind["rotary_dim"], kind["head_dim"], kind["base"], inv.tobytes())
         if same in seen:

@@ -93,9 +93,9 @@ CANNOT_TRACE = {"glm5_next": "cannot trace model_type 'glm5_next", "kolibri1_1":
                 "hunyuan_v1_dense": ("transformers 5.25.0 cannot build the model of model_type 'hunyuan_v1_dense' "
                                      "(HunYuanDenseV1Config) from this config")}
 
-#: Families the course's reader refuses (not in posenc_helpers.configs.FAMILIES) that the transformers engine reads.
-REFUSED = ("deepseek_v4", "mistral4", "lfm3", "kimi_linear", "olmo_hybrid", "ergo", "mimo_v2_flash", "step3p7",
-           "afmoe", "exaone_moe", "granite_swa")
+#: Families the course's reader refuses (not in posenc_helpers.configs.FAMILIES) that the transformers engine reads
+#: (deepseek_v4 and kimi_linear left this list when the reader transcribed them, issue 44 §2).
+REFUSED = ("mistral4", "lfm3", "olmo_hybrid", "ergo", "mimo_v2_flash", "step3p7", "afmoe", "exaone_moe", "granite_swa")
 
 
 def posenc(*args, timeout=1800) -> subprocess.CompletedProcess:
@@ -221,7 +221,7 @@ def test_the_newest_families_are_read_alike_or_refused_by_name(defaults):
 def test_the_transformers_engine_answers_for_families_the_reader_refuses(defaults):
     results = check([defaults[mt] for mt in REFUSED])
     answered = [mt for mt, r in zip(REFUSED, results, strict=True) if r["verdict"] == "refused" and r["layers"] > 0]
-    assert answered == list(REFUSED) and len(answered) >= 10, results
+    assert answered == list(REFUSED) and len(answered) >= 9, results
     # the whole report for one of them, as text and as data
     text = posenc("explain", "--engine", "transformers", defaults["mimo_v2_flash"])
     assert text.returncode == 0 and "engine: transformers 5.25.0" in text.stdout, text.stderr[-2000:]

@@ -168,7 +168,7 @@ def course_layers(config: dict, *, assume: str | None = None) -> tuple[list[dict
             "layout": r.layout if r.rope else None, "rope_type": r.rope_type, "base": r.base, "factor": r.factor,
             "attention_factor": r.attention_factor, "inv_freq": inv, "softmax_scale": r.softmax_scale,
             "query_temperature": _temperature_text(r.query_temperature), "qk_norm": _qk_norm(r.qk_norm),
-            "sinks": _sinks(model_type), **_kv_fields(cache),
+            "sinks": True if r.sinks else _sinks(model_type), **_kv_fields(cache),
         })
     return layers, notes
 

@@ -52,7 +52,7 @@ TOKENS = 7
 _PROBE = "posenc_probe"
 _NORM_NAME = re.compile(r"^(q|k|qk|query|key)_?(norm|layernorm|ln)$")
 _KIND_OF_CACHE = {"DynamicLayer": "full", "DynamicSlidingWindowLayer": "sliding", "LinearAttentionLayer": "linear",
-                  "DummyLayer": "shared"}
+                  "DummyLayer": "shared", "DeepseekV4CSACache": "compressed", "DeepseekV4HCACache": "compressed"}
 
 
 class EngineError(ValueError):
@@ -381,10 +381,12 @@ def _rotary_call_on_cpu(cpu, args, kwargs):
 
 
 def layout(trace: _Trace, event, cpu_out_of, pairs: int) -> str:
-    """"half-split", "interleaved" or "other": which input dim turns with dim 0, from the model's own function.
+    """"half-split", "interleaved" or "other": which input dim turns with the first rotated dim, from the model's
+    own function.
 
-    The query is one-hot (dim j) at position 1, through the function the layer called; dim 0's partner is the j
-    whose output fills the same dims as dim 0's: j = 1 (interleaved) or j = pairs (half-split). The output's order
+    The query is one-hot (dim j) at position 1, through the function the layer called. The first rotated dim s is
+    the first whose output is not itself alone (0, or past the dims a trailing rotation leaves alone); its partner
+    is the j whose output fills the same dims as s's: s + 1 (interleaved) or s + pairs (half-split). The output's order
     may differ from the input's (DeepSeek-V3 de-interleaves before it rotates), which is why inputs are compared.
     """
     _step, fn, args, kwargs = event
@@ -408,12 +410,18 @@ def layout(trace: _Trace, event, cpu_out_of, pairs: int) -> str:
         q = (out[0] if isinstance(out, tuple | list) else out)[(0,) * (cargs[query_at].dim() - 1)]
         return {int(x) for x in torch.nonzero(q.abs() > 1e-6).flatten()}
 
-    first = support(0)
-    if len(first) == 2 and support(1) == first:
+    # the first dim that turns: dim 0, or past leading dims the function passes through unchanged (DeepSeek V4
+    # rotates the last 64 of its 512 dims: apply_rotary_pos_emb on x[..., -rope_dim:])
+    width = next(a.shape[-1] for a in args if torch.is_tensor(a) and id(a) not in trace.rotary_out)
+    start, first = 0, support(0)
+    while first == {start} and start + 1 < width:
+        start += 1
+        first = support(start)
+    if len(first) == 2 and support(start + 1) == first:
         return "interleaved"
-    if len(first) == 2 and support(pairs) == first:
+    if len(first) == 2 and support(start + pairs) == first:
         return "half-split"
-    return f"other (dim 0 fills output dims {sorted(first)})"
+    return f"other (dim {start} fills output dims {sorted(first)})"
 
 
 def _kv_of(cache_layer, numbers: int | None, window) -> dict:
@@ -428,6 +436,8 @@ def _kv_of(cache_layer, numbers: int | None, window) -> dict:
     holds = None
     if kind in ("sliding", "chunked", "full") and numbers:
         holds = _tokens_kept(cache_layer)
+    elif kind == "compressed":  # its window's tokens kept, and its compressed entries: not measured here
+        holds = NOT_TRACED
     per_token = 0 if kind in ("linear", "shared") else (numbers if numbers is not None else NOT_TRACED)
     return {"kv_kind": kind, "kv_numbers_per_token": per_token, "kv_holds": holds,
             "kv_state_numbers": NOT_TRACED if kind == "linear" else {"conv": 0, "recurrent": 0},
@@ -562,7 +572,9 @@ def _hf_layers(config: dict) -> tuple[list[dict], list[str], dict]:
         numbers = None
         if layer_cache is not None and getattr(layer_cache, "keys", None) is not None and layer_cache.keys.numel():
             held = layer_cache.keys.shape[-2]
-            numbers = (layer_cache.keys.numel() + layer_cache.values.numel()) // held
+            # DeepSeek V4's caches keep one tensor as keys and values ("point to the same storage"): count it once
+            same = layer_cache.values is layer_cache.keys
+            numbers = (layer_cache.keys.numel() + (0 if same else layer_cache.values.numel())) // held
         module = next((c for name, c in layers[i].named_children() if _is_attention(name, c)), None)
         sinks = bool(att and att["s_aux"]) or isinstance(getattr(module, "sinks", None), torch.nn.Parameter)
         scaling = att["scaling"] if att and att["scaling"] is not None else (head ** -0.5 if att else NOT_TRACED)

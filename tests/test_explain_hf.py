@@ -132,13 +132,23 @@ def defaults(tmp_path_factory) -> dict[str, Path]:
     return {mt: folder / f"{mt}.json" for mt in [*families, "falcon_alibi"]}
 
 
+#: Where the transformers engine cannot check a bundled config, and why (each held to transformers 5.25.0's code by
+#: tests/hf5_reference.py instead): it finds q/k norms by their module names (q_norm, k_norm, ...), and DeepSeek V4's
+#: is kv_norm on its one key = value head; GLM-5's forward pass does not run on the meta device.
+ENGINE_GAPS = {"DeepSeek V4 Flash": {"qk_norm"}}
+ENGINE_CANNOT_TRACE = {"GLM-5": "cannot trace model_type 'glm_moe_dsa': its forward pass on the meta device failed"}
+
+
 def test_the_check_agrees_on_every_bundled_config(tmp_path):
     paths = write(tmp_path, {name: bundled_kv_config(name) for name in bundled_configs("all")})
-    results = check(paths.values())
-    assert [r["verdict"] for r in results] == ["agree"] * len(paths), [
-        (name, r.get("disagreements", r.get("error"))) for name, r in zip(paths, results, strict=True)
-        if r["verdict"] != "agree"]
-    assert all(r["transformers"].startswith("transformers ") for r in results)
+    results = dict(zip(paths, check(paths.values()), strict=True))
+    assert all(r["transformers"].startswith("transformers ") for r in results.values())
+    for name, message in ENGINE_CANNOT_TRACE.items():
+        traced = results.pop(name)
+        assert traced["verdict"] == "error" and message in traced["error"], (name, traced)
+    gaps = {name: {d["field"] for d in r["disagreements"]} for name, r in results.items() if r["verdict"] == "disagree"}
+    assert gaps == ENGINE_GAPS and all(r["verdict"] in ("agree", "disagree") for r in results.values()), [
+        (name, r.get("disagreements", r.get("error"))) for name, r in results.items() if r["verdict"] != "agree"]
 
 
 def test_the_check_agrees_on_every_hand_built_shape(tmp_path):
@@ -211,6 +221,9 @@ def test_assume_llama_is_checked_against_the_familys_own_code(defaults):
 def test_the_newest_families_are_read_alike_or_refused_by_name(defaults):
     results = check([defaults[mt] for mt in NEWEST])
     for mt, result in zip(NEWEST, results, strict=True):
+        if mt == "deepseek_v4":  # the engine does not find its kv_norm (ENGINE_GAPS)
+            assert {d["field"] for d in result["disagreements"]} == {"qk_norm"}, (mt, result)
+            continue
         assert result["verdict"] in ("agree", "refused"), (mt, result)
         if result["verdict"] == "refused":
             assert f"model_type {mt!r}" in result["refused"], (mt, result["refused"])

@@ -528,7 +528,12 @@ def test_a_tiny_experiment_trains_for_real(capsys):
 
     want = sequence_scores(run, 16, seed=seed, method="pi")["beyond"].mean()
     assert row["accuracy"] == pytest.approx(float(want), abs=0.01) and row["n"] == N
-    assert out.verdict().lines[0]["training"]
+    # the verdict on the training seeds is the claim's margin on each seed's row (alibi at T = 16, bound 0.1)
+    line = out.verdict().lines[0]
+    margins = [r["accuracy"] - 0.1 for r in out.table
+               if (r["scheme"], r["length"]) == ("alibi", 16) and r["seed"] in e.training_seeds]
+    assert len(margins) == 3 and line["training"] == all(m > 0 for m in margins), (margins, line["report"])
+    assert line["report"][0].startswith(f"holds on {sum(m > 0 for m in margins)}/3 training seeds")
     timing = X.time_steps(e, workers=2)
     assert sorted(timing) == sorted(X.TIMING_KEYS) and timing["step"] > 0 and timing["start"] > 0
     assert np.isfinite(out.estimate.minutes)

@@ -277,8 +277,9 @@ def kv_summary(layers: list[dict], contexts, size: int | None) -> dict | None:
     recurrent state at 4 bytes (float32), as :func:`posenc_helpers.kvcache.kv_cache` counts.
     """
     if any(x["kv_numbers_per_token"] is None or x["kv_numbers_per_token"] == NOT_TRACED
-           or x["kv_kind"] not in KV_KINDS for x in layers):
-        return None
+           or x["kv_kind"] not in KV_KINDS or x["kv_holds"] == NOT_TRACED
+           or (x["kv_kind"] == "compressed" and "kv_compressed" not in x) for x in layers):
+        return None  # a layer's count is unknown (the transformers engine measures no compressed entries)
     traced = all(isinstance(x["kv_state_numbers"], dict) for x in layers)
     conv = sum(x["kv_state_numbers"]["conv"] for x in layers) if traced else 0
     recurrent = sum(x["kv_state_numbers"]["recurrent"] for x in layers) if traced else 0
@@ -375,6 +376,9 @@ def build_report(layers: list[dict], notes: list[str], config: dict, *, engine: 
         notes.append("KV cache not traced: the forward pass ran without a cache")
     if other:
         notes.append(f"KV cache not totalled: cache layers of kind {', '.join(other)}, which the report does not count")
+    if any(x["kv_kind"] == "compressed" and "kv_compressed" not in x for x in layers):
+        notes.append("KV cache not totalled: the compressed entries of DeepSeek V4's CSA and HCA layers are not "
+                     "measured by this engine (the course's engine counts them)")
     return {
         "format": FORMAT, "engine": engine, "source": source, "model_type": inner.get("model_type"),
         "assumed": assumed, "text_config": isinstance(config.get("text_config"), dict), "num_layers": len(layers),

@@ -93,6 +93,12 @@ def _kv_text(k: dict) -> str:
         return "KV: none (reuses another layer's cache)"
     if kind == "linear":
         return "KV: a fixed state" + (f" ({k['kv_cached']})" if k.get("kv_cached") else "")
+    if kind == "compressed":  # DeepSeek V4: a window's keys = values plus compressed entries
+        if k.get("kv_cached"):
+            return f"KV: {k['kv_cached']}, keeps the window's last {k['kv_holds']:,} tokens"
+        return "KV: a window's keys and compressed entries (not measured by this engine)"
+    if k["kv_holds"] == NOT_TRACED:
+        return f"KV: {k['kv_numbers_per_token']} numbers per token, tokens kept not measured"
     keeps = "every token" if k["kv_holds"] is None else f"the last {k['kv_holds']:,} tokens"
     return f"KV: {k['kv_numbers_per_token']:,} numbers per token, keeps {keeps}"
 

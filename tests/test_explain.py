@@ -25,7 +25,7 @@ from posenc_helpers.base_bound import config_bounds
 from posenc_helpers.configs import NOT_ROPE, bundled_configs, layer_positions, per_layer, rope_settings
 from posenc_helpers.configs import layers as configs_layers
 from posenc_helpers.explain import explain, reader_config, reader_notes
-from posenc_helpers.kvcache import bundled_kv_config, kv_layers
+from posenc_helpers.kvcache import bundled_kv_config, kv_cache, kv_layers
 
 ROOT = Path(__file__).resolve().parent.parent
 POSENC = Path(sys.executable).parent / "posenc"
@@ -425,3 +425,16 @@ def test_gpt_j_keys_are_named_once_by_the_kv_counter():
     assert kind["kv_numbers_per_token"] == 2 * 16 * 256
     untyped = explain({k: x for k, x in config.items() if k != "model_type"})
     assert untyped["kinds"][0]["inv_freq"] == kind["inv_freq"] and untyped["num_layers"] == 28
+
+
+def test_a_compressed_layer_without_its_entries_is_not_totalled():
+    # the transformers engine measures no compressed entries (kv_holds "not traced"): no total rather than a short one
+    from posenc_helpers.explain import NOT_TRACED, course_layers, kv_summary
+
+    layers, _ = course_layers(bundled_kv_config("DeepSeek V4 Flash"))
+    assert kv_summary(layers, (8192,), 2)["contexts"][0]["bytes"] == kv_cache(bundled_kv_config("DeepSeek V4 Flash"),
+                                                                             8192).total_bytes
+    without = [{k: v for k, v in x.items() if k != "kv_compressed"} for x in layers]
+    assert kv_summary(without, (8192,), 2) is None
+    unmeasured = [{**x, "kv_holds": NOT_TRACED} for x in layers]
+    assert kv_summary(unmeasured, (8192,), 2) is None

@@ -59,7 +59,15 @@ from pathlib import Path
 import numpy as np
 
 from . import _validate as v
-from .configs import check_family, frequencies_from_config, layer_positions, load_config, per_layer, rope_settings
+from .configs import (
+    check_family,
+    context_field,
+    frequencies_from_config,
+    layer_positions,
+    load_config,
+    per_layer,
+    rope_settings,
+)
 
 __all__ = [
     "PAPER_TABLE_2",
@@ -476,12 +484,9 @@ class LayerBound:
 def _declared_context(config: dict) -> int:
     inner = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
     for source in (inner, config):
-        for key in ("max_position_embeddings", "n_positions"):
-            if source.get(key) is not None:
-                return _context(source[key], key)
-        # configuration_kimi_linear.py (5.25.0): attribute_map {"max_position_embeddings": "model_max_length"}
-        if source.get("model_type") == "kimi_linear" and source.get("model_max_length") is not None:
-            return _context(source["model_max_length"], "model_max_length")
+        field = context_field(source)
+        if field is not None:
+            return _context(field[1], field[0])
     raise ValueError("the config declares no context (no max_position_embeddings or n_positions, at the top or in "
                      "text_config): pass context=")
 

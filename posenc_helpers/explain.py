@@ -32,8 +32,10 @@ import numpy as np
 
 from .base_bound import _checked_length, base_lower_bound, first_negative, stored_bounds
 from .configs import (
+    CONTEXT_KEYS,
     FAMILIES,
     check_family,
+    context_field,
     describe_config,
     frequencies_from_config,
     layer_positions,
@@ -194,14 +196,11 @@ def declared_context(config: dict) -> int | None:
     """max_position_embeddings (or n_positions; Kimi Linear's model_max_length), in text_config or at the top; None
     when neither states one."""
     for source in (language_config(config), config):
-        for key in ("max_position_embeddings", "n_positions"):
-            if isinstance(source.get(key), int) and not isinstance(source.get(key), bool) and source[key] > 0:
-                return source[key]
-        # configuration_kimi_linear.py (5.25.0): attribute_map {"max_position_embeddings": "model_max_length"}
-        limit = source.get("model_max_length")
-        if source.get("model_type") == "kimi_linear" and isinstance(limit, int) and not isinstance(limit, bool) \
-                and limit > 0:
-            return limit
+        for key in CONTEXT_KEYS:
+            field = context_field(source, keys=(key,))
+            limit = None if field is None else field[1]
+            if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+                return limit
     return None
 
 

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _validate as v
-from .configs import UNTYPED_NOTE, bundled_configs, bundled_kv_fields, check_family, load_config
+from .configs import UNTYPED_NOTE, bundled_configs, bundled_kv_fields, check_family, context_field, load_config
 from .configs.layers import _compress_rates, _indexer_types, _kimi_linear_sizes, _plan
 
 __all__ = [
@@ -835,9 +835,8 @@ def kv_table(contexts=CONTEXTS, *, mla: str = "transformers") -> list[dict]:
         except ValueError:
             dtype, totals = None, None
         lang = _language(config)[0]
-        limit = lang.get("max_position_embeddings")
-        if limit is None and lang.get("model_type") == "kimi_linear":
-            limit = lang.get("model_max_length")  # KimiLinearConfig.attribute_map: max_position_embeddings
+        field = context_field(lang, keys=("max_position_embeddings",))
+        limit = None if field is None else field[1]
         rows.append({
             "name": name, "rule": _rule(layers), "dtype": dtype, "numbers": numbers,
             "bytes": dict.fromkeys(contexts) if totals is None else totals,

@@ -50,12 +50,14 @@ from .families import (
     check_family,
 )
 from .layers import frequencies_from_config, layer_positions, per_layer, rope_settings
-from .load import load_config
+from .load import CONTEXT_KEYS, context_field, load_config
 from .records import QK_NORM_UNKNOWN, LayerPositions, QKNorm, llama4_query_temperature, llama_4_scaling_temperature
 from .single import DEFAULT_BASE, ROPE_TYPES, RopeSettings
 
 __all__ = [
     "load_config",
+    "context_field",
+    "CONTEXT_KEYS",
     "check_family",
     "ASSUMABLE",
     "NOT_ROPE",

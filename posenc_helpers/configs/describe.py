@@ -17,7 +17,7 @@ from .. import _validate as v
 from ..core import frequencies
 from .families import _FAMILY_NAMES, UNTYPED_NOTE, _family, _nested_params, check_family
 from .layers import _language_model, _resolve, frequencies_from_config, per_layer, rope_settings
-from .load import load_config
+from .load import context_field, load_config
 from .records import QK_NORM_UNKNOWN, LayerPositions, llama4_query_temperature
 from .single import RopeSettings
 
@@ -288,10 +288,10 @@ def _describe_layers(config, assume=None) -> str:
     lines.append(_scale_line(inner, family, layers))
     lines.append(_qk_norm_sentence(layers, model))
     lines.extend(_extra_lines(family, layers))
-    max_pos, where = inner.get("max_position_embeddings"), "max_position_embeddings"
-    if max_pos is None and family == "kimi_linear" and inner.get("model_max_length") is not None:
-        # configuration_kimi_linear.py: attribute_map {"max_position_embeddings": "model_max_length"}
-        max_pos, where = inner["model_max_length"], "model_max_length, which KimiLinearConfig reads as max_position_embeddings"
+    field = context_field({**inner, "model_type": family}, keys=("max_position_embeddings",))
+    where, max_pos = (None, None) if field is None else field
+    if where == "model_max_length":
+        where = "model_max_length, which KimiLinearConfig reads as max_position_embeddings"
     if max_pos is None:
         lines.append("declared context: not stated (no max_position_embeddings)")
     else:

@@ -66,3 +66,31 @@ def _parse(text: str, name: str, where: str | None) -> dict:
     if not isinstance(parsed, dict):
         raise ValueError(f"{what} holds a JSON {type(parsed).__name__}, not an object: a config.json is one {{...}}")
     return parsed
+
+
+#: The keys a config states its declared context under, in the order the reader looks for them.
+CONTEXT_KEYS = ("max_position_embeddings", "n_positions")
+
+
+def context_field(source: dict, keys: tuple[str, ...] = CONTEXT_KEYS) -> tuple[str, object] | None:
+    """Where one dict of a config (its top level or its ``text_config``) states the declared context: (key, value).
+
+    The first of ``keys`` whose value is not None; else, for Kimi Linear, ``model_max_length``, which
+    ``KimiLinearConfig`` reads as ``max_position_embeddings`` (configuration_kimi_linear.py, transformers 5.25.0:
+    ``attribute_map = {"max_position_embeddings": "model_max_length"}``); else None. The value is returned as the
+    file states it: each caller checks it the way its own errors need. The one place this rule is written, for the
+    reader's description, the KV-cache table, the base bound and ``posenc explain``.
+
+    >>> context_field({"max_position_embeddings": 4096, "model_max_length": 8192})
+    ('max_position_embeddings', 4096)
+    >>> context_field({"model_type": "kimi_linear", "model_max_length": 1048576})
+    ('model_max_length', 1048576)
+    >>> context_field({"model_type": "llama", "model_max_length": 8192}) is None   # only Kimi Linear reads it so
+    True
+    """
+    for key in keys:
+        if source.get(key) is not None:
+            return key, source[key]
+    if source.get("model_type") == "kimi_linear" and source.get("model_max_length") is not None:
+        return "model_max_length", source["model_max_length"]
+    return None

@@ -24,7 +24,7 @@ LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 PORT_FLAG := $(if $(PORT),--ServerApp.port=$(PORT),)
 
 .PHONY: install install-lessons install-lab install-book lessons lab test test-fast test-all lint lock lock-check binder book \
-        notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text lab-text-context lab-inference lab-length lab-heldout present citation \
+        notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text lab-text-context lab-inference lab-serving lab-length lab-heldout present citation \
         hf-reference test-hf clean
 
 $(PY):
@@ -102,8 +102,8 @@ lessons: $(VENV)/.installed-lessons
 XDIST ?= -n 2 --dist loadfile --no-loadscope-reorder
 
 # Lint first, then the lock check, then every test but those marked `full`: unit, property and doctests,
-# the lessons under nbval (without JAX), the book, the browser, the claims on the stored rows; not the lab's
-# notebooks (12, 13, 15, 17, 18) nor any retraining (docs/PERFORMANCE.md gives its measured time).
+# the lessons under nbval (without JAX), notebook 18 (shipped lab models), the book, the browser, the claims on the
+# stored rows; not the lab's notebooks that train (12, 13, 15, 17) nor any retraining (docs/PERFORMANCE.md gives its measured time).
 test: $(VENV)/.installed
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory lock-check
@@ -115,7 +115,7 @@ test-fast: $(VENV)/.installed
 	@$(MAKE) --no-print-directory lint
 	$(PY) -m pytest $(XDIST) -m "not slow and not browser and not full"
 
-# Everything make test runs, and the tests marked `full`: the lab's notebooks 12, 13, 15, 17 and 18 under nbval, the browser's
+# Everything make test runs, and the tests marked `full`: the lab's notebooks 12, 13, 15 and 17 under nbval, the browser's
 # Run All of every slider notebook, the held-out seeds and the text lab's held-out seed retrained and compared
 # with the stored rows (before a release, after any change to posenc_helpers/lab; docs/PERFORMANCE.md gives its
 # measured time).
@@ -241,6 +241,12 @@ lab-text-context: $(VENV)/.installed
 lab-inference: $(VENV)/.installed
 	$(PY) -m tools.inference_lab
 	$(PY) -m tools.inference_lab --held-out
+
+# Notebook 18's stored models (tools/serving_lab.py): the three RoPE models of the passkey task (seeds 0-2)
+# and the learned table of the previous-token task (seed 0) at the lab's defaults, trained in the lab's pool
+# (read from the model cache where it has them), written as float16 to posenc_helpers/data/serving_lab/.
+lab-serving: $(VENV)/.installed
+	$(PY) -m tools.serving_lab
 
 # Notebook 17's stored sweep (posenc_helpers/lab/length_results.json): the five schemes built for length
 # generalisation on prev and first, and every scheme on passkey (RoPE also with PI, NTK and YaRN at test

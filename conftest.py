@@ -3,10 +3,10 @@
 Three targets select from the same tests (see CONTRIBUTING.md):
 
 - ``make test-fast``: ``-m "not slow and not browser and not full"``, no lab training;
-- ``make test``: ``-m "not full"``, the lessons (every notebook but the lab's 12, 13, 15, 17 and 18), the browser, the book;
+- ``make test``: ``-m "not full"``, the lessons (every notebook but the lab's 12, 13, 15 and 17), the browser, the book;
 - ``make test-all``: everything, with the tests marked ``full`` that retrain
   whole sweeps' rows (the held-out seeds, the text lab's held-out seed) and
-  the lab's notebooks 12, 13, 15, 17 and 18 under nbval (:data:`FULL_NOTEBOOKS`).
+  the lab's notebooks 12, 13, 15 and 17 under nbval (:data:`FULL_NOTEBOOKS`).
 
 ``make test`` runs in two worker processes (pytest-xdist, ``-n 2 --dist
 loadfile``): each file goes whole to one worker, in order, so a notebook's
@@ -14,8 +14,8 @@ cells share their kernel and a module's fixtures are made once. When 12 and 13
 run at once, 13 waits for each model 12 is training and reads it from the
 model cache (:mod:`posenc_helpers.lab.cache` locks a model while it trains).
 
-The nbval items of the notebooks that train models (12, 13, 15, 17, 18) are marked
-``slow`` here, since nbval's items take no marker of their own. When
+The nbval items of the notebooks that run the lab (12, 13, 15, 17, and 18, which reads shipped lab models) are
+marked ``slow`` here, since nbval's items take no marker of their own. When
 ``tests/test_no_jax.py`` runs the lessons under nbval with JAX blocked, the
 same lessons' nbval items of this run are deselected, so that each lesson is
 executed once per run, in the stricter setting.
@@ -27,15 +27,17 @@ from pathlib import Path
 
 import pytest
 
-#: The notebooks that train lab models live (their nbval items are slow).
+#: The notebooks that run the lab, so need JAX (their nbval items are slow): 12, 13, 15 and 17 train models live;
+#: 18 reads the lab models the package ships (posenc_helpers/data/serving_lab) and trains none.
 TRAINING_NOTEBOOKS = ("12-", "13-", "15-", "17-", "18-")
 
-#: Training notebooks whose nbval run goes to `make test-all` (marked `full`): all of them. Their live runs train
-#: models (12 eight at once, 13 reads them and trains one more, 15 a text model, 17 ten and its fresh seeds, 18
-#: four), which the test command's 15 minutes cannot hold beside everything else (docs/PERFORMANCE.md gives the
-#: runs). `make test` still scans their stored outputs (tests/test_stored_outputs.py) and checks their claims on
-#: the stored rows (tests/test_lab_claims.py and the other lab tests); `make test-all` executes them.
-FULL_NOTEBOOKS = TRAINING_NOTEBOOKS
+#: Training notebooks whose nbval run goes to `make test-all` (marked `full`): all that train. Their live runs train
+#: models (12 eight at once, 13 reads them and trains one more, 15 a text model, 17 ten and its fresh seeds), which
+#: the test command's 15 minutes cannot hold beside everything else (docs/PERFORMANCE.md gives the runs). 18 trains
+#: nothing since its four models ship with the package, so `make test` executes it. For the others, `make test`
+#: still scans their stored outputs (tests/test_stored_outputs.py) and checks their claims on the stored rows
+#: (tests/test_lab_claims.py and the other lab tests); `make test-all` executes them.
+FULL_NOTEBOOKS = ("12-", "13-", "15-", "17-")
 
 #: Test files of the lab whose tests train small models (measured: about half of make test-fast's time, which put it
 #: far over its budget). They are marked `slow`: make test runs them, make test-fast ("trains no model") does not.
@@ -56,7 +58,7 @@ LONGEST_FIRST = (
     "tests/test_lab_reproduce.py",
     "tests/browser/test_browser_lab.py",  # after 12: 13's demo trains what the model cache lacks (PERFORMANCE.md)
     "notebooks/15-lab-on-real-text.ipynb",
-    "notebooks/18-position-when-serving.ipynb",  # its last part trains four models (one is 12's, from the cache)
+    "notebooks/18-position-when-serving.ipynb",  # about 35 s: its last part reads shipped lab models with JAX
     "notebooks/17-your-own-experiment.ipynb",  # make test-all only (FULL_NOTEBOOKS): its live run trains ten models
     "tests/browser/test_browser_book.py",  # every page at 390 px too: no longer short enough to come last
     "tests/test_no_jax.py",

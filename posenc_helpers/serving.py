@@ -54,7 +54,8 @@ __all__ = [
     "to_half_split", "to_interleaved", "flip_rotation_sign", "rotate", "forward", "bits",
     "window_mask", "packed_segments", "packed_mask", "jumped_positions", "table_rows", "stream",
     "sliding_cache_sizes", "ring_prefill_mask", "partial_frequencies", "quantize", "attention_change",
-    "key_accuracy",
+    "key_accuracy", "LAB_MODELS_DIR", "lab_model_settings", "lab_model_file", "load_lab_model", "flatten_params",
+    "unflatten_params",
 ]
 
 #: Where the two coordinates of rotated pair k sit: dims (2k, 2k + 1), or dims (k, k + D/2).
@@ -707,3 +708,102 @@ def key_accuracy(logits, target, mask) -> float:
         raise ValueError(f"target and mask must have the logits' shape {logits.shape[:-1]}, got {target.shape}, {mask.shape}")
     right = (logits.argmax(-1) == target) | ~mask
     return float(right.all(-1).mean())
+
+
+# ---- the lab's models notebook 18 reads, shipped ----------------------------------------------------------------
+
+#: Where the shipped lab models live in the package: ``<scheme>_<task>_seed_<seed>.npz`` (float16) and
+#: ``settings.json`` (how each was trained, with its checksum, the code version and the machine), written by
+#: ``make lab-serving`` (tools/serving_lab.py).
+LAB_MODELS_DIR = "data/serving_lab"
+
+
+def _lab_files():
+    from importlib import resources
+
+    return resources.files("posenc_helpers").joinpath(LAB_MODELS_DIR)
+
+
+def lab_model_settings() -> dict:
+    """The shipped lab models' ``settings.json``: per file its scheme, task, seed, Config, bytes and SHA-256; how
+    they were trained (``command``, ``train``), the lab's code version, the library versions and the machine's
+    fingerprint."""
+    import json
+
+    return json.loads(_lab_files().joinpath("settings.json").read_text())
+
+
+def lab_model_file(scheme, task, seed) -> str:
+    """The file name of a shipped lab model: ``"<scheme>_<task>_seed_<seed>.npz"``."""
+    return f"{scheme}_{task}_seed_{seed}.npz"
+
+
+def load_lab_model(scheme, task, seed) -> dict:
+    """A shipped lab model's parameters as numpy float32 (stored float16), in the lab's nested layout; no JAX.
+
+    Notebook 18 reads the RoPE models the lab trained on the passkey task (seeds 0, 1, 2) and the learned-table
+    model of the previous-token task (seed 0) from here instead of training them (:func:`lab_model_settings` says
+    how each was trained; ``make lab-serving`` writes them again). What is not shipped is refused by name.
+
+    >>> p = load_lab_model("rope", "passkey", 0)
+    >>> p["embed"].shape, len(p["blocks"]), p["blocks"][0]["qkv"].dtype
+    ((16, 64), 2, dtype('float32'))
+    >>> load_lab_model("rope", "passkey", 5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: no shipped lab model ('rope', 'passkey', seed 5); shipped: ('learned', 'prev', 0), ('rope', ...
+    """
+    import io
+
+    files = lab_model_settings()["files"]
+    name = lab_model_file(scheme, task, seed)
+    if name not in files:
+        shipped = ", ".join(str((f["scheme"], f["task"], f["seed"])) for _, f in sorted(files.items()))
+        raise ValueError(f"no shipped lab model ({scheme!r}, {task!r}, seed {seed!r}); shipped: {shipped}")
+    with _lab_files().joinpath(name).open("rb") as fh, np.load(io.BytesIO(fh.read())) as npz:
+        return unflatten_params({k: np.asarray(a, np.float32) for k, a in npz.items()})
+
+
+def flatten_params(params, prefix="") -> dict:
+    """A nested dict/list of arrays as ``{"blocks.0.ln1.gain": array, ...}`` (list items by their index).
+
+    >>> sorted(flatten_params({"embed": 1, "blocks": [{"ln1": {"gain": 2}}]}))
+    ['blocks.0.ln1.gain', 'embed']
+    """
+    if isinstance(params, dict):
+        items = params.items()
+    elif isinstance(params, (list, tuple)):
+        items = enumerate(params)
+    else:
+        return {prefix: params}
+    out = {}
+    for key, value in items:
+        out.update(flatten_params(value, f"{prefix}.{key}" if prefix else str(key)))
+    return out
+
+
+def unflatten_params(flat: dict):
+    """The inverse of :func:`flatten_params`: a path segment of digits is a list index (the lists must be whole).
+
+    >>> unflatten_params({"blocks.0.ln1.gain": 2, "embed": 1})
+    {'blocks': [{'ln1': {'gain': 2}}], 'embed': 1}
+    """
+    tree: dict = {}
+    for path, value in flat.items():
+        node = tree
+        *parents, leaf = path.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+
+    def lists(node):
+        if not isinstance(node, dict):
+            return node
+        if node and all(k.isdigit() for k in node):
+            keys = sorted(int(k) for k in node)
+            if keys != list(range(len(keys))):
+                raise ValueError(f"list entries {keys} are not 0 … {len(keys) - 1}")
+            return [lists(node[str(k)]) for k in keys]
+        return {k: lists(node[k]) for k in sorted(node)}
+
+    return lists(tree)

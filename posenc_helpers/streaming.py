@@ -56,7 +56,7 @@ from .core import frequencies
 
 __all__ = [
     "CACHE", "SINKS", "STREAMS", "STREAM_CHARS", "SETTINGS", "SETTING_TITLES", "POSITIONS", "PARAM_NAMES",
-    "text", "vocab", "encode", "validation", "settings", "seeds", "load_params", "write_params", "random_params",
+    "text", "vocab", "encode", "validation", "settings", "seeds", "load_params", "write_params", "write_float16", "random_params",
     "forward", "bits_at_length", "streams", "recompute_bits", "stream_bits", "evaluate", "seed_row",
     "results", "rows", "finetuned_bits", "Claim", "CLAIMS", "check", "margins", "report",
 ]
@@ -219,7 +219,16 @@ def write_params(path, params) -> int:
     "blocks.<i>.<name>"), deflated, every entry dated 1980-01-01 so that the
     same weights give the same file. :func:`load_params` reads it back.
     """
-    flat = _flatten(params)
+    return write_float16(path, _flatten(params))
+
+
+def write_float16(path, flat: dict) -> int:
+    """Write the named arrays of ``flat`` as float16 to an ``.npz`` at ``path``, the same bytes on every run; its size.
+
+    A zip of one ``.npy`` per name, deflated, every entry dated 1980-01-01, so that the same weights give the same
+    file (:func:`write_params` and :func:`posenc_helpers.serving.load_lab_model`'s files are written by it). A value
+    float16 cannot hold is a ValueError naming the array, never a silent inf.
+    """
     big = {n: float(np.abs(np.asarray(a, dtype=np.float64)).max()) for n, a in flat.items()}
     over = {n: m for n, m in big.items() if not m < float(np.finfo(np.float16).max)}
     if over:

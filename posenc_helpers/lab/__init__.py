@@ -52,6 +52,7 @@ from .evaluate import (
     test_batch,
 )
 from .model import ALL_SCHEMES, LENGTH_SCHEMES, SCHEME_TITLES, SCHEMES, Config, forward, init
+from .shipped import shipped_run
 from .tasks import EXTRA_TASKS, PASSKEY_LEN, RECALL_PAIRS, RETRIEVAL_TASKS, TASK_TITLES, TASKS, chance, chance_uniform
 from .train import DEFAULTS, FINETUNE, Run, finetune, initial_params, train, train_all
 
@@ -103,6 +104,7 @@ __all__ = [
     "FINETUNE",
     "Config",
     "Run",
+    "shipped_run",
     "init",
     "forward",
     "train",

@@ -438,9 +438,9 @@ CARDS: list[Card] = [
          "past L feeds the MLP only inputs of the range training covered (progressive interpolation). The scale "
          "still moves: near keys are squeezed toward 0 as the query's position grows.", "17"),
     Card("True or false: a claim that holds on every seed you read it from can be reported as holding.",
-         "False: those seeds chose it, so they cannot test it. Only seeds drawn after the claim was fixed can (the "
-         "harness's fresh seeds, the tests' held-out seeds); a failure there is reported as measured, and a claim "
-         "changed after it needs new seeds again.", "17"),
+         "False: those seeds chose it, so they cannot test it. Only seeds drawn after the claim was fixed can (as "
+         "the harness draws its fresh seeds after the claims are locked); a failure there is reported as measured, "
+         "and a claim changed after it needs new seeds again.", "17"),
     # 18: position when serving
     Card("A converted checkpoint predicts its first token exactly as the original does, then degrades. Which two "
          "position bugs fit, and why is the first token spared?",

@@ -1,0 +1,105 @@
+"""lab.ledger: checks on held-out seeds appended, never rewritten; a second check of the same claims refused."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ledger = pytest.importorskip("posenc_helpers.lab.ledger")
+
+ROOT = Path(__file__).resolve().parent.parent
+H1, H2 = "a" * 64, "b" * 64
+DAY = datetime.date(2026, 12, 6)
+
+
+def test_an_appended_check_reads_back_and_says_what_it_proved(tmp_path):
+    path = tmp_path / "ledger.jsonl"
+    assert ledger.read(path) == [] and "no check" in ledger.status("claims", H1, path)
+    ledger.append("claims", H1, [5644, 5866], {"alibi keeps prev": (2, 2), "nope on first": [1, 2]}, date=DAY, path=path)
+    ledger.append("text_claims", H1, [7], {"t5 beats nope": (1, 1)}, date=DAY, path=path)
+    lines = path.read_text().splitlines()
+    assert len(lines) == 2 and json.loads(lines[0])["claims"] == {"alibi keeps prev": [2, 2], "nope on first": [1, 2]}
+    assert [e["module"] for e in ledger.read(path)] == ["claims", "text_claims"]
+    assert ledger.status("claims", H1, path) == ("claims: checked on 2026-12-06 on seeds [5644, 5866]: 1 of 2 claims "
+                                                 "held on every seed checked")
+    assert "changed since their last check" in ledger.status("claims", H2, path)
+
+
+def test_a_second_check_of_the_same_claims_is_refused(tmp_path):
+    path = tmp_path / "ledger.jsonl"
+    ledger.append("claims", H1, [1, 2], {"c": (2, 2)}, date=DAY, path=path)
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match="was checked on 2026-12-06: its held-out seeds have been seen"):
+        ledger.append("claims", H1, [3, 4], {"c": (2, 2)}, date=DAY, path=path)
+    assert path.read_bytes() == before
+    ledger.append("claims", H2, [3, 4], {"c": (2, 2)}, date=DAY, path=path)  # new claims, new hash: allowed
+    assert len(ledger.entries("claims", path)) == 2
+
+
+@pytest.mark.parametrize("change, named", [
+    ({"module": "results"}, "module must be one of"),
+    ({"digest": "A" * 64}, "hash must be a SHA-256"),
+    ({"digest": "ab"}, "hash must be a SHA-256"),
+    ({"seeds": []}, "seeds must be a non-empty list"),
+    ({"seeds": [1, 1]}, "seeds must be a non-empty list of distinct"),
+    ({"seeds": [True, 2]}, "seeds must be a non-empty list"),
+    ({"claims": {}}, "claims must map"),
+    ({"claims": {"c": (3, 2)}}, "claim 'c' must hold on"),
+    ({"claims": {"c": (1, 3)}}, "claim 'c' must hold on"),
+    ({"claims": {"c": (0, 0)}}, "claim 'c' must hold on"),
+    ({"claims": {"c": (1.0, 2)}}, "claim 'c' must hold on"),
+    ({"date": "6 Dec 2026"}, "date must be YYYY-MM-DD"),
+])
+def test_bad_entries_are_refused_by_name_and_nothing_is_written(tmp_path, change, named):
+    path = tmp_path / "ledger.jsonl"
+    args = {"module": "claims", "digest": H1, "seeds": [1, 2], "claims": {"c": (2, 2)}, "date": DAY, **change}
+    with pytest.raises(ValueError, match=named):
+        ledger.append(args.pop("module"), args.pop("digest"), args.pop("seeds"), args.pop("claims"), path=path, **args)
+    assert not path.exists()
+
+
+def test_a_malformed_line_is_named_by_its_number(tmp_path):
+    path = tmp_path / "ledger.jsonl"
+    ledger.append("claims", H1, [1], {"c": (1, 1)}, date=DAY, path=path)
+    path.write_text(path.read_text() + "{not json\n")
+    with pytest.raises(ValueError, match=r"ledger.jsonl, line 2 is not JSON"):
+        ledger.read(path)
+
+
+def test_a_hand_edited_file_is_not_appended_to(tmp_path):
+    path = tmp_path / "ledger.jsonl"
+    ledger.append("claims", H1, [1], {"c": (1, 1)}, date=DAY, path=path)
+    path.write_text(path.read_text().rstrip("\n"))
+    with pytest.raises(ValueError, match="does not end with a newline"):
+        ledger.append("claims", H2, [1], {"c": (1, 1)}, date=DAY, path=path)
+
+
+def test_is_prefix_catches_every_rewrite():
+    a, b, c = '{"n": 1}\n', '{"n": 2}\n', '{"n": 3}\n'
+    assert ledger.is_prefix("", a) and ledger.is_prefix(a, a + b) and ledger.is_prefix(a + b, a + b + c)
+    assert not ledger.is_prefix(a + b, a)  # a line removed
+    assert not ledger.is_prefix(a + b, b + a)  # reordered
+    assert not ledger.is_prefix(a + b, a + '{"n": 9}\n' + c)  # an old line rewritten
+    assert not ledger.is_prefix(a.rstrip("\n"), a + b)  # the old text ended mid-line
+
+
+def test_every_committed_version_of_the_ledger_begins_with_the_one_before():
+    """Guards the committed file once it has entries (issue 43's held-out checks); no version is committed yet."""
+    rel = ledger.PATH.relative_to(ROOT).as_posix()
+    log = subprocess.run(["git", "log", "--format=%H", "--reverse", "--", rel], cwd=ROOT, capture_output=True,
+                         text=True)
+    if log.returncode != 0:
+        pytest.skip("not a git checkout")
+    old = ""
+    for commit in log.stdout.split():
+        shown = subprocess.run(["git", "show", f"{commit}:{rel}"], cwd=ROOT, capture_output=True, text=True)
+        new = shown.stdout if shown.returncode == 0 else ""
+        assert ledger.is_prefix(old, new), commit
+        old = new
+    if ledger.PATH.is_file():
+        assert ledger.is_prefix(old, ledger.PATH.read_text())
+        ledger.read()  # and every line is a well-formed entry

@@ -196,8 +196,8 @@ def declared_context(config: dict) -> int | None:
     """max_position_embeddings (or n_positions; Kimi Linear's model_max_length), in text_config or at the top; None
     when neither states one."""
     for source in (language_config(config), config):
-        for key in CONTEXT_KEYS:
-            field = context_field(source, keys=(key,))
+        # each key as context_field orders them (Kimi Linear's model_max_length last), each taken only when valid
+        for field in [(key, source.get(key)) for key in CONTEXT_KEYS] + [context_field(source, keys=())]:
             limit = None if field is None else field[1]
             if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
                 return limit

@@ -756,7 +756,9 @@ def load_lab_model(scheme, task, seed) -> dict:
     import io
 
     files = lab_model_settings()["files"]
-    name = lab_model_file(scheme, task, seed)
+    if not v._is_int(seed):
+        raise ValueError(f"seed must be an integer, got {v._show(seed)}")
+    name = lab_model_file(scheme, task, int(seed))
     if name not in files:
         shipped = ", ".join(str((f["scheme"], f["task"], f["seed"])) for _, f in sorted(files.items()))
         raise ValueError(f"no shipped lab model ({scheme!r}, {task!r}, seed {seed!r}); shipped: {shipped}")
@@ -764,18 +766,37 @@ def load_lab_model(scheme, task, seed) -> dict:
         return unflatten_params({k: np.asarray(a, np.float32) for k, a in npz.items()})
 
 
+def _name_ok(key) -> bool:
+    # a dict key flatten_params can write and unflatten_params read back: a non-empty str, no ".", not all digits
+    return isinstance(key, str) and key != "" and "." not in key and not (key.isascii() and key.isdigit())
+
+
 def flatten_params(params, prefix="") -> dict:
     """A nested dict/list of arrays as ``{"blocks.0.ln1.gain": array, ...}`` (list items by their index).
 
+    Only a tree :func:`unflatten_params` gives back exactly is taken: dict keys are non-empty strings without a dot
+    and not all digits, and no dict or list is empty; anything else is a ValueError naming the path.
+
     >>> sorted(flatten_params({"embed": 1, "blocks": [{"ln1": {"gain": 2}}]}))
     ['blocks.0.ln1.gain', 'embed']
+    >>> flatten_params({"a.b": 1})
+    Traceback (most recent call last):
+    ...
+    ValueError: params: key 'a.b' cannot be flattened (keys must be non-empty strings, without '.', not all digits)
     """
+    where = prefix or "params"
     if isinstance(params, dict):
+        bad = [k for k in params if not _name_ok(k)]
+        if bad:
+            raise ValueError(f"{where}: key {bad[0]!r} cannot be flattened (keys must be non-empty strings, without "
+                             "'.', not all digits)")
         items = params.items()
     elif isinstance(params, (list, tuple)):
         items = enumerate(params)
     else:
         return {prefix: params}
+    if not params:
+        raise ValueError(f"{where}: an empty {type(params).__name__} cannot be flattened (it would vanish)")
     out = {}
     for key, value in items:
         out.update(flatten_params(value, f"{prefix}.{key}" if prefix else str(key)))
@@ -783,27 +804,48 @@ def flatten_params(params, prefix="") -> dict:
 
 
 def unflatten_params(flat: dict):
-    """The inverse of :func:`flatten_params`: a path segment of digits is a list index (the lists must be whole).
+    """The inverse of :func:`flatten_params`: a path segment 0, 1, 2 … is a list index (the lists must be whole).
+
+    A path that is not what :func:`flatten_params` writes (an empty or leading-zero segment, a name all digits
+    elsewhere, a path that is also the prefix of another) is a ValueError naming it.
 
     >>> unflatten_params({"blocks.0.ln1.gain": 2, "embed": 1})
     {'blocks': [{'ln1': {'gain': 2}}], 'embed': 1}
+    >>> unflatten_params({"a": 1, "a.b": 2})
+    Traceback (most recent call last):
+    ...
+    ValueError: path 'a.b' runs through 'a', which holds a value
     """
+    import re
+
     tree: dict = {}
     for path, value in flat.items():
+        if not isinstance(path, str):
+            raise ValueError(f"paths must be strings, got {path!r}")
+        parts = path.split(".")
+        if any(p == "" or (re.fullmatch(r"[0-9]+", p) and p != str(int(p))) for p in parts) or any(
+                p.isdigit() and not re.fullmatch(r"[0-9]+", p) for p in parts):
+            raise ValueError(f"path {path!r} has an empty segment or a list index that is not 0, 1, 2 …")
         node = tree
-        *parents, leaf = path.split(".")
-        for part in parents:
+        for i, part in enumerate(parts[:-1]):
             node = node.setdefault(part, {})
-        node[leaf] = value
+            if not isinstance(node, dict):
+                raise ValueError(f"path {path!r} runs through {'.'.join(parts[:i + 1])!r}, which holds a value")
+        if parts[-1] in node:
+            raise ValueError(f"path {path!r} is also the prefix of another path")
+        node[parts[-1]] = value
 
-    def lists(node):
+    def lists(node, where):
         if not isinstance(node, dict):
             return node
-        if node and all(k.isdigit() for k in node):
+        digits = [k for k in node if re.fullmatch(r"[0-9]+", k)]
+        if digits and len(digits) != len(node):
+            raise ValueError(f"{where or 'the top level'} mixes list indices {sorted(digits)} with names")
+        if digits:
             keys = sorted(int(k) for k in node)
             if keys != list(range(len(keys))):
-                raise ValueError(f"list entries {keys} are not 0 … {len(keys) - 1}")
-            return [lists(node[str(k)]) for k in keys]
-        return {k: lists(node[k]) for k in sorted(node)}
+                raise ValueError(f"{where or 'the top level'}: list entries {keys} are not 0 … {len(keys) - 1}")
+            return [lists(node[str(k)], f"{where}.{k}" if where else str(k)) for k in keys]
+        return {k: lists(node[k], f"{where}.{k}" if where else k) for k in sorted(node)}
 
-    return lists(tree)
+    return lists(tree, "")

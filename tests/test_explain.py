@@ -438,3 +438,20 @@ def test_a_compressed_layer_without_its_entries_is_not_totalled():
     assert kv_summary(without, (8192,), 2) is None
     unmeasured = [{**x, "kv_holds": NOT_TRACED} for x in layers]
     assert kv_summary(unmeasured, (8192,), 2) is None
+
+
+@pytest.mark.parametrize("config, want", [
+    ({"model_type": "kimi_linear", "n_positions": 2048, "model_max_length": 1048576}, 2048),
+    ({"model_type": "kimi_linear", "model_max_length": 1048576}, 1048576),
+    ({"model_type": "kimi_linear", "max_position_embeddings": 0, "n_positions": 2048, "model_max_length": 9}, 2048),
+    ({"model_type": "llama", "model_max_length": 8192}, None),  # only Kimi Linear reads model_max_length so
+    ({"model_type": "gpt2", "n_positions": 1024}, 1024),
+])
+def test_the_declared_context_takes_the_keys_in_order(config, want):
+    # explain and the base bound read the same key first (configs.context_field): n_positions before Kimi's fallback
+    from posenc_helpers import base_bound
+    from posenc_helpers.explain import declared_context
+
+    assert declared_context(config) == want
+    if want is not None and config.get("max_position_embeddings", 1) != 0:
+        assert base_bound._declared_context(config) == want

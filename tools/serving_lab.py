@@ -6,10 +6,10 @@ learned-table model trained on the previous-token task (seed 0), each at the lab
 run, so they are trained here, in workers of the lab's pool (one XLA thread each, the model cache read first), and
 written as float16 to ``posenc_helpers/data/serving_lab/<scheme>_<task>_seed_<seed>.npz``
 (:func:`posenc_helpers.streaming.write_float16`), with ``settings.json`` beside them: each file's scheme, task,
-seed, Config, bytes and SHA-256, the training call, the lab's code version, the library versions and this
-machine's fingerprint. :func:`posenc_helpers.serving.load_lab_model` reads them without JAX; the tests check that
-a model retrained here is its file (bit for bit after float16 rounding on the machine that wrote them) and that the
-files behave as the notebook says.
+seed, Config, bytes, SHA-256 and training losses (to 5 significant digits), the training call, the lab's code
+version, the library versions and this machine's fingerprint. :func:`posenc_helpers.serving.load_lab_model` reads
+them without JAX; the tests check that a model retrained here is its file (bit for bit after float16 rounding on
+the machine that wrote them) and that the files behave as the notebook says.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ MODELS = (("rope", "passkey", 0), ("rope", "passkey", 1), ("rope", "passkey", 2)
 
 
 def train_one(scheme, task, seed):
-    """One model as the notebook trained it (the lab's defaults), in a worker: (Config as a dict, flat float32)."""
+    """One model as the notebook trained it (the lab's defaults), in a worker: (Config as a dict, steps, flat
+    float32 parameters, the training losses to 5 significant digits)."""
     import numpy as np
 
     from posenc_helpers import lab
@@ -37,7 +38,8 @@ def train_one(scheme, task, seed):
 
     run = lab.train(scheme, task, seed=seed, progress=False)
     flat = {k: np.asarray(a, np.float32) for k, a in flatten_params(run.params).items()}
-    return dataclasses.asdict(run.config), run.steps, flat
+    losses = [float(f"{x:.5g}") for x in np.asarray(run.losses, np.float64)]
+    return dataclasses.asdict(run.config), run.steps, flat, losses
 
 
 def export(out: Path = OUT, log=print) -> dict:
@@ -49,7 +51,7 @@ def export(out: Path = OUT, log=print) -> dict:
 
     out.mkdir(parents=True, exist_ok=True)
     files = {}
-    for (scheme, task, seed), (config, steps, flat) in zip(MODELS, pool_map(train_one, MODELS), strict=True):
+    for (scheme, task, seed), (config, steps, flat, losses) in zip(MODELS, pool_map(train_one, MODELS), strict=True):
         path = out / f"{scheme}_{task}_seed_{seed}.npz"
         size = write_float16(path, flat)
         files[path.name] = {
@@ -60,6 +62,7 @@ def export(out: Path = OUT, log=print) -> dict:
             "config": config,
             "bytes": size,
             "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "losses": losses,
         }
         log(f"wrote {path.relative_to(ROOT)} ({size:,} bytes)")
     settings = {
@@ -74,8 +77,20 @@ def export(out: Path = OUT, log=print) -> dict:
         "fingerprint": fingerprint.fingerprint(worker=True),
         "command": COMMAND,
     }
-    (out / "settings.json").write_text(json.dumps(settings, indent=1) + "\n")
+    (out / "settings.json").write_text(_dumps(settings))
     return settings
+
+
+def _dumps(settings) -> str:
+    # indented JSON with each loss curve on one line (a thousand numbers a model, not a thousand lines)
+    curves = {name: info.pop("losses") for name, info in settings["files"].items()}
+    for name in curves:
+        settings["files"][name]["losses"] = f"@losses:{name}@"
+    text = json.dumps(settings, indent=1) + "\n"
+    for name, curve in curves.items():
+        text = text.replace(f'"@losses:{name}@"', json.dumps(curve))
+        settings["files"][name]["losses"] = curve
+    return text
 
 
 def main(argv=None) -> int:

@@ -78,8 +78,9 @@ def context_field(source: dict, keys: tuple[str, ...] = CONTEXT_KEYS) -> tuple[s
     The first of ``keys`` whose value is not None; else, for Kimi Linear, ``model_max_length``, which
     ``KimiLinearConfig`` reads as ``max_position_embeddings`` (configuration_kimi_linear.py, transformers 5.25.0:
     ``attribute_map = {"max_position_embeddings": "model_max_length"}``); else None. The value is returned as the
-    file states it: each caller checks it the way its own errors need. The one place this rule is written, for the
-    reader's description, the KV-cache table, the base bound and ``posenc explain``.
+    file states it, and each caller checks it its own way (``posenc explain`` skips a value that is not a positive
+    integer and looks at the next key; the base bound refuses it by name). The one place the keys and their order
+    are written, for the reader's description, the KV-cache table, the base bound and ``posenc explain``.
 
     >>> context_field({"max_position_embeddings": 4096, "model_max_length": 8192})
     ('max_position_embeddings', 4096)

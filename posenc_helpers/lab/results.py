@@ -61,13 +61,14 @@ SEEDS = (*range(18), 9119, 9957)
 #: The seeds of the shipped extra-task run (``make lab-results-extra``): eight of the sweep's.
 EXTRA_SEEDS = (0, 1, 2, 3, 4, 5, 9119, 9957)
 
-#: Seeds no notebook and no sweep uses: the seed test checks every claim on their stored rows. Drawn on
-#: 2026-12-04 (commit 6c446df) with ``secrets.randbelow(9000) + 1000`` and trained once by ``make lab-heldout``.
-#: claims.py was edited in nine later commits, so the repository cannot show that every claim now in it was
-#: fixed before these rows existed; issue 43 replaces them with seeds derived from claims.py's own hash
-#: (:func:`.stats.held_out_seeds`), whose first check :mod:`.ledger` records. They replace 9119 and 9957, which replaced 11 and 12: each pair
-#: stopped being held out when claims were revised after failing on it (issue 26; their rows are in git
-#: history). Once a claim is changed because it failed on one of these, draw new ones the same way.
+#: Seeds no notebook and no sweep uses: the seed test checks every claim on their stored rows. Drawn on 2026-12-04
+#: (commit 6c446df) with ``secrets.randbelow(9000) + 1000`` and trained once by ``make lab-heldout``. claims.py was
+#: edited in nine later commits, so the repository cannot show that every claim now in it was fixed before these
+#: rows existed; issue 43 replaces them with seeds derived from claims.py's own hash
+#: (:func:`.stats.held_out_seeds`), whose first check :mod:`.ledger` records. They replace 9119 and 9957, which
+#: replaced 11 and 12: each pair stopped being held out when claims were revised after failing on it (issue 26;
+#: their rows are in git history). Once a claim is changed because it failed on one of these, draw new ones the same
+#: way.
 HELD_OUT = (7482, 8507)  # sorted, as held_out_sweep stores them
 
 #: The fine-tune of every RoPE model in the sweeps: at 4L, per rescaling, after each of these step counts.

@@ -22,18 +22,20 @@ __all__ = ["shipped_run"]
 def shipped_run(scheme, task, seed) -> Run:
     """The shipped model (``scheme``, ``task``, ``seed``) as a Run: float16 weights as float32, its Config.
 
-    ``losses`` is empty (the training curve is not shipped). What is not shipped is refused by name, as
-    :func:`posenc_helpers.serving.load_lab_model` refuses it.
+    ``losses`` is the training curve as ``settings.json`` records it (one loss per step, to 5 significant digits).
+    What is not shipped is refused by name, as :func:`posenc_helpers.serving.load_lab_model` refuses it.
 
     >>> run = shipped_run("rope", "passkey", 1)
-    >>> run.config.scheme, run.train_len, run.steps, run.params["embed"].dtype
-    ('rope', 32, 1000, dtype('float32'))
+    >>> run.config.scheme, run.train_len, run.steps, run.losses.shape, run.params["embed"].dtype
+    ('rope', 32, 1000, (1000,), dtype('float32'))
     """
-    params = load_lab_model(scheme, task, seed)
+    params = load_lab_model(scheme, task, seed)  # refuses what is not shipped, and a seed that is not an integer
+    seed = int(seed)
     info = lab_model_settings()["files"][lab_model_file(scheme, task, seed)]
     config = Config(**info["config"])
     as_jax = _tree(params)
-    return Run(scheme, task, config.train_len, as_jax, np.zeros(0), config, seed, info["steps"])
+    losses = np.asarray(info["losses"], np.float64)
+    return Run(scheme, task, config.train_len, as_jax, losses, config, seed, info["steps"])
 
 
 def _tree(x):

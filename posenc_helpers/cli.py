@@ -17,6 +17,10 @@ def main(argv: list[str] | None = None) -> int:
         from .explain_cli import main as explain_main
 
         return explain_main(argv[1:])
+    from pathlib import Path
+
     from .interpreter import main as interpreter_main
 
-    return interpreter_main(argv)
+    # the usage line names the command as it was typed: `posenc` (the installed script) or python -m posenc_helpers
+    prog = "posenc" if Path(sys.argv[0]).name == "posenc" else "python -m posenc_helpers"
+    return interpreter_main(argv, prog=prog)

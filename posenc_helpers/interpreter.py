@@ -175,10 +175,10 @@ def run_commands(
     return failures
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``python -m posenc_helpers [FILE]``; returns the exit status."""
+def main(argv: list[str] | None = None, *, prog: str = "python -m posenc_helpers") -> int:
+    """Entry point of ``python -m posenc_helpers [FILE]`` (``prog`` names it in the usage line); the exit status."""
     parser = argparse.ArgumentParser(
-        prog="python -m posenc_helpers",
+        prog=prog,
         description="Run PE / ROPE / DOT commands, one per line, and print one result line each.",
         # the other command `posenc` (and python -m posenc_helpers) dispatches to (posenc_helpers/cli.py)
         epilog="subcommand:\n  explain CONFIG  explain a model's config.json: its position design, layer by layer "

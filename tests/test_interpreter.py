@@ -173,3 +173,14 @@ def test_learner_results_that_are_not_finite_numbers_are_errors_not_nan(returned
     assert run_commands(["ROPE 1 1 0"], rope=lambda x, pos: returned, out=out, err=err) == 1
     assert err.getvalue() == f"error: line 1: {message}\n"
     assert out.getvalue() == ""
+
+
+def test_the_usage_line_names_the_command_as_typed():
+    from pathlib import Path
+
+    assert run("", "--help").stdout.startswith("usage: python -m posenc_helpers [-h] [file]")
+    script = Path(sys.executable).with_name("posenc")
+    if not script.is_file():
+        pytest.skip("the posenc script is not installed beside this Python")
+    shown = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=60)
+    assert shown.stdout.startswith("usage: posenc [-h] [file]"), shown.stdout

@@ -25,7 +25,7 @@ def test_an_appended_check_reads_back_and_says_what_it_proved(tmp_path):
     assert len(lines) == 2 and json.loads(lines[0])["claims"] == {"alibi keeps prev": [2, 2], "nope on first": [1, 2]}
     assert [e["module"] for e in ledger.read(path)] == ["claims", "text_claims"]
     assert ledger.status("claims", H1, path) == ("claims: checked on 2026-12-06 on seeds [5644, 5866]: 1 of 2 claims "
-                                                 "held on every seed checked")
+                                                 "held on every seed checked; failed: 'nope on first' held on 1 of 2")
     assert "changed since their last check" in ledger.status("claims", H2, path)
 
 
@@ -34,10 +34,24 @@ def test_a_second_check_of_the_same_claims_is_refused(tmp_path):
     ledger.append("claims", H1, [1, 2], {"c": (2, 2)}, date=DAY, path=path)
     before = path.read_bytes()
     with pytest.raises(ValueError, match="was checked on 2026-12-06: its held-out seeds have been seen"):
-        ledger.append("claims", H1, [3, 4], {"c": (2, 2)}, date=DAY, path=path)
+        ledger.append("claims", H1, [1, 2, 3, 4], {"c": (4, 4)}, date=DAY, path=path)
     assert path.read_bytes() == before
-    ledger.append("claims", H2, [3, 4], {"c": (2, 2)}, date=DAY, path=path)  # new claims, new hash: allowed
-    assert len(ledger.entries("claims", path)) == 2
+    with pytest.raises(ValueError, match=r"checked before on seeds \[1, 2\]: a new check must include them"):
+        ledger.append("claims", H2, [3, 4], {"c": (2, 2)}, date=DAY, path=path)  # shedding the seeds seen
+    ledger.append("claims", H2, [1, 2, 3, 4], {"c": (4, 4)}, date=DAY, path=path)  # new claims, old seeds kept
+    assert len(ledger.entries("claims", path)) == 2 and ledger.seeds_so_far("claims", path) == [1, 2, 3, 4]
+
+
+def test_a_hand_added_second_check_or_shed_seed_is_refused_on_reading(tmp_path):
+    path = tmp_path / "ledger.jsonl"
+    ledger.append("claims", H1, [1, 2], {"c": (1, 2)}, date=DAY, path=path)
+    first = path.read_text()
+    path.write_text(first + first.replace('"c": [1, 2]', '"c": [2, 2]'))  # the same version checked again, by hand
+    with pytest.raises(ValueError, match=r"line 2: a second check of claims at aaaaaaaaaaaa… \(the first is line 1\)"):
+        ledger.read(path)
+    path.write_text(first + first.replace(H1, H2).replace("[1, 2]", "[3, 4]", 1))  # a new version without seed 1, 2
+    with pytest.raises(ValueError, match=r"line 2: claims was checked before on seeds \[1, 2\]"):
+        ledger.read(path)
 
 
 @pytest.mark.parametrize("change, named", [
@@ -88,12 +102,14 @@ def test_is_prefix_catches_every_rewrite():
 
 
 def test_every_committed_version_of_the_ledger_begins_with_the_one_before():
-    """Guards the committed file once it has entries (issue 43's held-out checks); no version is committed yet."""
+    """Every committed version of the ledger begins with the one before, and the file begins with the last."""
     rel = ledger.PATH.relative_to(ROOT).as_posix()
     log = subprocess.run(["git", "log", "--format=%H", "--reverse", "--", rel], cwd=ROOT, capture_output=True,
                          text=True)
     if log.returncode != 0:
         pytest.skip("not a git checkout")
+    if not log.stdout.split():
+        pytest.skip("no version of the ledger is committed yet (issue 43: its first checks await the re-scored sweeps)")
     old = ""
     for commit in log.stdout.split():
         shown = subprocess.run(["git", "show", f"{commit}:{rel}"], cwd=ROOT, capture_output=True, text=True)
@@ -103,3 +119,22 @@ def test_every_committed_version_of_the_ledger_begins_with_the_one_before():
     if ledger.PATH.is_file():
         assert ledger.is_prefix(old, ledger.PATH.read_text())
         ledger.read()  # and every line is a well-formed entry
+
+
+#: The claims modules and their sources, as the done-when check reads them.
+SOURCES = {"claims": "posenc_helpers/lab/claims.py", "text_claims": "posenc_helpers/lab/text_claims.py",
+           "length_claims": "posenc_helpers/lab/length_claims.py", "streaming": "posenc_helpers/streaming.py"}
+
+
+@pytest.mark.xfail(strict=True, reason="issue 43: no module has been checked on seeds derived from its hash yet (the "
+                                       "sweeps are being re-scored by sequence); strict, so it must be unmarked when "
+                                       "the ledger's entries land")
+@pytest.mark.parametrize("module", ledger.MODULES)
+def test_each_modules_last_check_is_of_its_current_claims_and_every_claim_held(module):
+    from posenc_helpers.lab import stats
+
+    mine = ledger.entries(module)
+    assert mine, f"{module}: no check recorded"
+    last = mine[-1]
+    assert last["hash"] == stats.source_hash(ROOT / SOURCES[module]), f"{module}: its claims changed since the check"
+    assert all(k == n for k, n in last["claims"].values()), last["claims"]

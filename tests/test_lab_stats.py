@@ -127,10 +127,18 @@ def test_held_out_seeds_follow_from_the_digest_and_skip_the_excluded():
     assert other != first  # a changed claim draws other seeds
 
 
-def test_the_source_hash_is_the_files_sha256(tmp_path):
+def test_the_source_hash_is_the_codes_not_its_comments(tmp_path):
+    import ast
+
     path = tmp_path / "claims.py"
-    path.write_text("x = 1\n")
-    assert stats.source_hash(path) == hashlib.sha256(b"x = 1\n").hexdigest()
+    path.write_text('"""Claims."""\nx = 1  # one\n')
+    bare = ast.dump(ast.parse("x = 1\n"), include_attributes=False)  # an independent reading of the code alone
+    assert stats.source_hash(path) == hashlib.sha256(bare.encode()).hexdigest()
+    first = stats.source_hash(path)
+    path.write_text('"""Claims, reworded."""\n# a new comment\nx = 1  # still one\n')
+    assert stats.source_hash(path) == first  # no new seeds for a comment
+    path.write_text("x = 2\n")
+    assert stats.source_hash(path) != first  # a changed claim draws new seeds
 
 
 @pytest.mark.parametrize(

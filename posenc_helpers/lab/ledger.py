@@ -1,4 +1,4 @@
-"""The ledger of checks on held-out seeds: every check of a claims module on its held-out seeds, appended, never rewritten.
+"""The ledger of checks on held-out seeds: one check per version of a claims module, appended, never rewritten.
 
 A claim that held on seeds someone looked at while writing it proves little, and a rerun that drew new seeds until
 the claim held proves less. So the held-out seeds of a claims module are fixed by the SHA-256 of its own source
@@ -8,11 +8,20 @@ the claim held proves less. So the held-out seeds of a claims module are fixed b
 ``{"date": "2026-12-06", "module": "claims", "hash": <SHA-256 of the module's source>, "seeds": [...],
 "claims": {"<claim>": [k, n], ...}, "note": "..."}``
 
-where each claim held on k of the n seeds. Lines are only ever appended (:func:`append` refuses a second check of
-the same source: the first check at a hash is the one that counts, since after it the seeds have been seen), and the
-tests check over the file's git history that every committed version begins with the one before it
-(:func:`is_prefix`). Changing a claim changes the module's hash, hence its seeds, and the old entries then answer
-nothing about the new claims.
+where each claim held on k of the n seeds, failures included. Lines are only ever appended, and the tests check over
+the file's git history that every committed version begins with the one before it (:func:`is_prefix`). Three rules
+keep a check from being retried until it passes:
+
+1. One check per version: :func:`append` and :func:`read` refuse a second entry for the same module and hash
+   (after the first, its seeds have been seen).
+2. The hash is of the module's code, comments and docstrings out (:func:`.stats.source_hash`), so a reworded
+   comment draws no new seeds, while any change to what the claims compute does.
+3. A new version is judged on its own seeds **and every seed an earlier version was checked on**
+   (:func:`append` refuses an entry that leaves one out), so editing a claim after a failure cannot shed the seed
+   that failed it.
+
+What the ledger cannot stop is a check run and never recorded; the tests' done-when check (each module's last entry
+at its current hash, every claim on every seed) is what makes an unrecorded check useless.
 
 The sweeps that give the held-out rows are being re-scored by sequence (issue 43); until a module's first check is
 appended, :func:`status` says so rather than report a check that was not made.
@@ -28,7 +37,7 @@ import json
 import numbers
 from pathlib import Path
 
-__all__ = ["PATH", "MODULES", "read", "entries", "append", "is_prefix", "status"]
+__all__ = ["PATH", "MODULES", "read", "entries", "seeds_so_far", "append", "is_prefix", "status"]
 
 #: The committed ledger.
 PATH = Path(__file__).with_name("ledger.jsonl")
@@ -71,20 +80,37 @@ def _check_entry(entry, where) -> dict:
 
 
 def read(path=PATH) -> list[dict]:
-    """Every entry of the ledger at ``path``, in order (an absent file has none); a malformed line is a ValueError
-    naming its line number."""
+    """Every entry of the ledger at ``path``, in order (an absent file has none). A malformed line, a second entry
+    for one module and hash, or an entry that leaves out a seed an earlier entry of its module was checked on is a
+    ValueError naming its line number."""
     path = Path(path)
     if not path.is_file():
         return []
-    out = []
+    out, seen, seeds_of = [], {}, {}
     for number, line in enumerate(path.read_text().splitlines(), 1):
         where = f"{path.name}, line {number}"
         try:
             entry = json.loads(line)
         except json.JSONDecodeError as error:
             raise ValueError(f"{where} is not JSON ({error.msg})") from None
-        out.append(_check_entry(entry, where))
+        entry = _check_entry(entry, where)
+        key = (entry["module"], entry["hash"])
+        if key in seen:
+            raise ValueError(f"{where}: a second check of {entry['module']} at {entry['hash'][:12]}… (the first is "
+                             f"line {seen[key]})")
+        missing = sorted(seeds_of.get(entry["module"], set()) - set(entry["seeds"]))
+        if missing:
+            raise ValueError(f"{where}: {entry['module']} was checked before on seeds {missing}, which this check "
+                             "leaves out")
+        seen[key] = number
+        seeds_of.setdefault(entry["module"], set()).update(entry["seeds"])
+        out.append(entry)
     return out
+
+
+def seeds_so_far(module, path=PATH) -> list[int]:
+    """Every seed an entry of ``module`` was checked on: each new check must include them all."""
+    return sorted({s for e in entries(module, path) for s in e["seeds"]})
 
 
 def entries(module, path=PATH) -> list[dict]:
@@ -108,6 +134,10 @@ def append(module, digest, seeds, claims, *, note="", date=None, path=PATH) -> d
              if isinstance(claims, dict) else claims,
              "note": note}
     _check_entry(entry, "the new entry")
+    missing = sorted(set(seeds_so_far(module, path)) - set(entry["seeds"]))
+    if missing:
+        raise ValueError(f"{module} was checked before on seeds {missing}: a new check must include them (a claim "
+                         "edited after a failure is still judged on the seed that failed it)")
     done = [e for e in read(path) if e["module"] == module and e["hash"] == digest]
     if done:
         raise ValueError(f"{module} at {digest[:12]}… was checked on {done[0]['date']}: its held-out seeds have been "
@@ -132,9 +162,10 @@ def status(module, digest, path=PATH) -> str:
     here = [e for e in mine if e["hash"] == digest]
     if here:
         e = here[0]
-        held = sum(k == n for k, n in e["claims"].values())
-        return (f"{module}: checked on {e['date']} on seeds {e['seeds']}: {held} of {len(e['claims'])} claims held "
-                "on every seed checked")
+        failed = {name: kn for name, kn in e["claims"].items() if kn[0] < kn[1]}
+        line = (f"{module}: checked on {e['date']} on seeds {e['seeds']}: {len(e['claims']) - len(failed)} of "
+                f"{len(e['claims'])} claims held on every seed checked")
+        return line + "".join(f"; failed: {name!r} held on {k} of {n}" for name, (k, n) in failed.items())
     if mine:
         return (f"{module}: its claims changed since their last check ({mine[-1]['date']}, hash "
                 f"{mine[-1]['hash'][:12]}…): not yet checked on the seeds of this source")

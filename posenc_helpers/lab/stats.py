@@ -24,7 +24,8 @@ here, so the rule is stated in one place:
 4. **Held-out seeds are fixed by the claims they test** (:func:`held_out_seeds`):
    drawn from the SHA-256 of the claims' own source, so changing a claim
    changes its seeds, and a seed looked at while writing a claim cannot be
-   one of them. Every check on them is appended to the ledger (:mod:`.ledger`).
+   one of them. The check of a module on them is to be appended to the ledger
+   (:mod:`.ledger`), which has no entry until the re-scored sweeps give one.
 
 Taught in notebooks/17-your-own-experiment.ipynb and docs/CLAIMS.md.
 
@@ -180,10 +181,14 @@ def seeds_needed(rate, *, confidence=0.95) -> int:
 
 
 def source_hash(path) -> str:
-    """SHA-256 of a claims module's source file: what fixes its held-out seeds."""
+    """SHA-256 of a claims module's code, what fixes its held-out seeds: its syntax tree without comments and
+    docstrings (:func:`.cache.code_text`), so that rewording a comment draws no new seeds; any change to what the
+    claims compute does."""
     from pathlib import Path
 
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    from .cache import code_text
+
+    return hashlib.sha256(code_text(Path(path).read_text(encoding="utf-8")).encode()).hexdigest()
 
 
 def held_out_seeds(digest, k, *, exclude=()) -> tuple[int, ...]:

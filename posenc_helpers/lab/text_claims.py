@@ -128,7 +128,8 @@ CLAIMS_15 = [
           and v["scaled"]["yarn"][_i(v, 8)] < v["bits"]["rope"][_i(v, 8)] - 1.0
           and all(v["scaled"]["pi"][_i(v, k)] > v["bits"]["rope"][_i(v, k)] for k in (2, 4, 8))
           and all(b[_i(v, 8)] > v["bits"]["alibi"][_i(v, 8)] + 1.0 for b in v["scaled"].values())),
-    # (added with T5's rows, issue 30, from the eight sweep seeds before the held-out seed's T5 row was computed)
+    # (added with T5's rows, issue 30, read from the eight sweep seeds; the held-out seed's T5 row arrives in the same
+    # commit, 2ebf279, so the repository cannot show which came first)
     Claim("13 T5 between RoPE and ALiBi: lower at 2L than at L, within 0.1 bit of L at 4L, more than 0.15 bit worse "
           "at 8L; at 8L and 16L behind ALiBi, ahead of NoPE, sinusoidal and RoPE",
           lambda v: _gap(v, "t5")[_i(v, 2)] < 0 and abs(_gap(v, "t5")[_i(v, 4)]) < 0.1
@@ -207,8 +208,8 @@ def _plain(v, scheme, multiple):
 
 _HURT = ("none", "sinusoidal", "rope", "t5")  # the schemes the far context hurts
 
-#: Claims 14 to 20 of notebook 15, on text_context.json: fixed on the sweep seeds of that file (its first three)
-#: before the held-out seed's file was computed.
+#: Claims 14 to 20 of notebook 15, on text_context.json: fixed on the sweep seeds of that file (its first three),
+#: committed (954f321) before the held-out seed's file was (251004d).
 CLAIMS_15_CONTEXT = [
     Claim("14 NoPE, sinusoidal, RoPE and T5 lose from the far context: gain below 0 in every block past L",
           lambda v: all(bool((_far(v, s) < 0).all()) for s in _HURT)),
@@ -221,7 +222,7 @@ CLAIMS_15_CONTEXT = [
           lambda v: all(bool((v["gain"][s][2:] < -2.5).all()) for s in ("sinusoidal", "rope"))),
     Claim("18 NoPE loses between 0.1 and 1 bit in every block past L",
           lambda v: bool(((_far(v, "none") < -0.1) & (_far(v, "none") > -1.0)).all())),
-    # (restated on the sweep seeds before the held-out file existed: "worse at 16L than at 2L" failed on seed 0, whose
+    # (restated on the sweep seeds before the held-out file was committed: "worse at 16L than at 2L" failed on seed 0, whose
     # sinusoidal model is 5.73 bits at 16L and 5.79 at 2L: far past L the broken schemes saturate, in no order)
     Claim("19 sliding windows: NoPE, sinusoidal, RoPE and T5 worse at every T from 2L to 16L than at L; ALiBi within "
           "0.05 bit of L up to 16L and higher at 16L",

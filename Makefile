@@ -103,7 +103,8 @@ XDIST ?= -n 2 --dist loadfile --no-loadscope-reorder
 
 # Lint first, then the lock check, then every test but those marked `full`: unit, property and doctests,
 # the lessons under nbval (without JAX), notebook 18 (shipped lab models), the book, the browser, the claims on the
-# stored rows; not the lab's notebooks that train (12, 13, 15, 17) nor any retraining (docs/PERFORMANCE.md gives its measured time).
+# stored rows; not the lab's notebooks that train (12, 13, 15, 17) nor any retraining (docs/PERFORMANCE.md gives
+# its measured time).
 test: $(VENV)/.installed
 	@$(MAKE) --no-print-directory lint
 	@$(MAKE) --no-print-directory lock-check

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -16,41 +18,71 @@ H1, H2 = "a" * 64, "b" * 64
 DAY = datetime.date(2026, 12, 6)
 
 
+def _check(module, digest, k, claims, path, *, exclude=(), **kw):
+    # a check as it is meant to run: its seeds from seeds_for, then append with the outcome
+    drawn, skip, seeds = ledger.seeds_for(module, digest, k, exclude=exclude, path=path)
+    return ledger.append(module, digest, drawn, claims, exclude=skip, date=DAY, path=path, **kw), seeds
+
+
 def test_an_appended_check_reads_back_and_says_what_it_proved(tmp_path):
     path = tmp_path / "ledger.jsonl"
     assert ledger.read(path) == [] and "no check" in ledger.status("claims", H1, path)
-    ledger.append("claims", H1, [5644, 5866], {"alibi keeps prev": (2, 2), "nope on first": [1, 2]}, date=DAY, path=path)
-    ledger.append("text_claims", H1, [7], {"t5 beats nope": (1, 1)}, date=DAY, path=path)
+    entry, seeds = _check("claims", H1, 2, {"alibi keeps prev": (2, 2), "nope on first": [1, 2]}, path, exclude=[0, 1])
+    _check("text_claims", H1, 1, {"t5 beats nope": (1, 1)}, path)
+    # the seeds follow from the hash alone, by the literal rule (independent of stats.held_out_seeds)
+    import hashlib
+
+    literal, j = [], 0
+    while len(literal) < 2:
+        s = int(hashlib.sha256(f"{H1}:{j}".encode()).hexdigest()[:8], 16) % 9000 + 1000
+        if s not in literal and s not in (0, 1):
+            literal.append(s)
+        j += 1
+    assert entry["drawn"] == sorted(literal) == seeds and entry["exclude"] == [0, 1]
     lines = path.read_text().splitlines()
     assert len(lines) == 2 and json.loads(lines[0])["claims"] == {"alibi keeps prev": [2, 2], "nope on first": [1, 2]}
     assert [e["module"] for e in ledger.read(path)] == ["claims", "text_claims"]
-    assert ledger.status("claims", H1, path) == ("claims: checked on 2026-12-06 on seeds [5644, 5866]: 1 of 2 claims "
+    assert ledger.status("claims", H1, path) == (f"claims: checked on 2026-12-06 on seeds {seeds}: 1 of 2 claims "
                                                  "held on every seed checked; failed: 'nope on first' held on 1 of 2")
     assert "changed since their last check" in ledger.status("claims", H2, path)
 
 
 def test_a_second_check_of_the_same_claims_is_refused(tmp_path):
     path = tmp_path / "ledger.jsonl"
-    ledger.append("claims", H1, [1, 2], {"c": (2, 2)}, date=DAY, path=path)
+    _, first = _check("claims", H1, 2, {"c": (2, 2)}, path)
     before = path.read_bytes()
     with pytest.raises(ValueError, match="was checked on 2026-12-06: its held-out seeds have been seen"):
-        ledger.append("claims", H1, [1, 2, 3, 4], {"c": (4, 4)}, date=DAY, path=path)
+        _check("claims", H1, 2, {"c": (4, 4)}, path)
     assert path.read_bytes() == before
-    with pytest.raises(ValueError, match=r"checked before on seeds \[1, 2\]: a new check must include them"):
-        ledger.append("claims", H2, [3, 4], {"c": (2, 2)}, date=DAY, path=path)  # shedding the seeds seen
-    ledger.append("claims", H2, [1, 2, 3, 4], {"c": (4, 4)}, date=DAY, path=path)  # new claims, old seeds kept
-    assert len(ledger.entries("claims", path)) == 2 and ledger.seeds_so_far("claims", path) == [1, 2, 3, 4]
+    from posenc_helpers.lab.stats import held_out_seeds
+
+    with pytest.raises(ValueError, match=re.escape(f"checked before on seeds {first}: the new seeds must be drawn")):
+        ledger.append("claims", H2, list(held_out_seeds(H2, 2)), {"c": (2, 2)}, date=DAY, path=path)  # seen seeds shed
+    _, seeds = _check("claims", H2, 2, {"c": (4, 4)}, path)  # new claims, old seeds kept
+    assert set(first) < set(seeds) and len(seeds) == 4
+    assert len(ledger.entries("claims", path)) == 2 and ledger.seeds_so_far("claims", path) == seeds
+
+
+def test_seeds_not_derived_from_the_hash_are_refused(tmp_path):
+    path = tmp_path / "ledger.jsonl"
+    with pytest.raises(ValueError, match=r"seeds \[11, 12\] are not the 2 that stats.held_out_seeds derives"):
+        ledger.append("claims", H1, [11, 12], {"c": (2, 2)}, date=DAY, path=path)
+    assert not path.exists()
 
 
 def test_a_hand_added_second_check_or_shed_seed_is_refused_on_reading(tmp_path):
     path = tmp_path / "ledger.jsonl"
-    ledger.append("claims", H1, [1, 2], {"c": (1, 2)}, date=DAY, path=path)
+    _check("claims", H1, 2, {"c": (1, 2)}, path)
     first = path.read_text()
     path.write_text(first + first.replace('"c": [1, 2]', '"c": [2, 2]'))  # the same version checked again, by hand
     with pytest.raises(ValueError, match=r"line 2: a second check of claims at aaaaaaaaaaaa… \(the first is line 1\)"):
         ledger.read(path)
-    path.write_text(first + first.replace(H1, H2).replace("[1, 2]", "[3, 4]", 1))  # a new version without seed 1, 2
-    with pytest.raises(ValueError, match=r"line 2: claims was checked before on seeds \[1, 2\]"):
+    entry = json.loads(first)
+    from posenc_helpers.lab.stats import held_out_seeds
+
+    shed = {**entry, "hash": H2, "drawn": list(held_out_seeds(H2, 2)), "seeds": list(held_out_seeds(H2, 2))}
+    path.write_text(first + json.dumps(shed) + "\n")  # a new version that drops the first seeds, by hand
+    with pytest.raises(ValueError, match=re.escape(f"line 2: claims was checked before on seeds {entry['seeds']}")):
         ledger.read(path)
 
 
@@ -58,9 +90,8 @@ def test_a_hand_added_second_check_or_shed_seed_is_refused_on_reading(tmp_path):
     ({"module": "results"}, "module must be one of"),
     ({"digest": "A" * 64}, "hash must be a SHA-256"),
     ({"digest": "ab"}, "hash must be a SHA-256"),
-    ({"seeds": []}, "seeds must be a non-empty list"),
-    ({"seeds": [1, 1]}, "seeds must be a non-empty list of distinct"),
-    ({"seeds": [True, 2]}, "seeds must be a non-empty list"),
+    ({"drawn": []}, "seeds must be a non-empty list"),
+    ({"drawn": [True, 2]}, "seeds must be a non-empty list"),
     ({"claims": {}}, "claims must map"),
     ({"claims": {"c": (3, 2)}}, "claim 'c' must hold on"),
     ({"claims": {"c": (1, 3)}}, "claim 'c' must hold on"),
@@ -69,16 +100,19 @@ def test_a_hand_added_second_check_or_shed_seed_is_refused_on_reading(tmp_path):
     ({"date": "6 Dec 2026"}, "date must be YYYY-MM-DD"),
 ])
 def test_bad_entries_are_refused_by_name_and_nothing_is_written(tmp_path, change, named):
+    from posenc_helpers.lab.stats import held_out_seeds
+
     path = tmp_path / "ledger.jsonl"
-    args = {"module": "claims", "digest": H1, "seeds": [1, 2], "claims": {"c": (2, 2)}, "date": DAY, **change}
+    args = {"module": "claims", "digest": H1, "drawn": list(held_out_seeds(H1, 2)), "claims": {"c": (2, 2)},
+            "date": DAY, **change}
     with pytest.raises(ValueError, match=named):
-        ledger.append(args.pop("module"), args.pop("digest"), args.pop("seeds"), args.pop("claims"), path=path, **args)
+        ledger.append(args.pop("module"), args.pop("digest"), args.pop("drawn"), args.pop("claims"), path=path, **args)
     assert not path.exists()
 
 
 def test_a_malformed_line_is_named_by_its_number(tmp_path):
     path = tmp_path / "ledger.jsonl"
-    ledger.append("claims", H1, [1], {"c": (1, 1)}, date=DAY, path=path)
+    _check("claims", H1, 1, {"c": (1, 1)}, path)
     path.write_text(path.read_text() + "{not json\n")
     with pytest.raises(ValueError, match=r"ledger.jsonl, line 2 is not JSON"):
         ledger.read(path)
@@ -86,10 +120,10 @@ def test_a_malformed_line_is_named_by_its_number(tmp_path):
 
 def test_a_hand_edited_file_is_not_appended_to(tmp_path):
     path = tmp_path / "ledger.jsonl"
-    ledger.append("claims", H1, [1], {"c": (1, 1)}, date=DAY, path=path)
+    _check("claims", H1, 1, {"c": (1, 1)}, path)
     path.write_text(path.read_text().rstrip("\n"))
     with pytest.raises(ValueError, match="does not end with a newline"):
-        ledger.append("claims", H2, [1], {"c": (1, 1)}, date=DAY, path=path)
+        _check("claims", H2, 1, {"c": (1, 1)}, path)
 
 
 def test_is_prefix_catches_every_rewrite():
@@ -118,7 +152,20 @@ def test_every_committed_version_of_the_ledger_begins_with_the_one_before():
         old = new
     if ledger.PATH.is_file():
         assert ledger.is_prefix(old, ledger.PATH.read_text())
-        ledger.read()  # and every line is a well-formed entry
+        ledger.read()  # and every line is a well-formed entry, its seeds derived from its hash
+    # every entry's hash is the code of a version of its module that was committed before the entry was
+    from posenc_helpers.lab.cache import code_text
+
+    for entry in ledger.read():
+        rel_module = SOURCES[entry["module"]]
+        commits = subprocess.run(["git", "log", "--format=%H", "--", rel_module], cwd=ROOT, capture_output=True,
+                                 text=True).stdout.split()
+        hashes = set()
+        for commit in commits:
+            text = subprocess.run(["git", "show", f"{commit}:{rel_module}"], cwd=ROOT, capture_output=True, text=True)
+            if text.returncode == 0:
+                hashes.add(hashlib.sha256(code_text(text.stdout).encode()).hexdigest())
+        assert entry["hash"] in hashes, (entry["module"], entry["date"], "checks claims no commit holds")
 
 
 #: The claims modules and their sources, as the done-when check reads them.

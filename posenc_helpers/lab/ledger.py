@@ -5,19 +5,23 @@ the claim held proves less. So the held-out seeds of a claims module are fixed b
 (:func:`.stats.held_out_seeds`), and each check of the module on them is one line of the committed file
 ``posenc_helpers/lab/ledger.jsonl``:
 
-``{"date": "2026-12-06", "module": "claims", "hash": <SHA-256 of the module's source>, "seeds": [...],
-"claims": {"<claim>": [k, n], ...}, "note": "..."}``
+``{"date": "2026-12-06", "module": "claims", "hash": <SHA-256 of the module's code>, "drawn": [...],
+"exclude": [...], "seeds": [...], "claims": {"<claim>": [k, n], ...}, "note": "..."}``
 
-where each claim held on k of the n seeds, failures included. Lines are only ever appended, and the tests check over
-the file's git history that every committed version begins with the one before it (:func:`is_prefix`). Three rules
-keep a check from being retried until it passes:
+where ``drawn`` are the seeds :func:`.stats.held_out_seeds` derives from the hash (skipping ``exclude``: the sweep's
+own seeds and every seed checked before), ``seeds`` are ``drawn`` and the earlier seeds together (:func:`seeds_for`
+gives both before the check is run), and each claim held on k of the n seeds, failures included. Anyone can
+recompute ``drawn`` from ``hash`` and ``exclude``; :func:`read` does, and refuses an entry whose seeds were not
+derived from its hash. Lines are only ever appended, and the tests check over the file's git history that every
+committed version begins with the one before it (:func:`is_prefix`). Three rules keep a check from being retried
+until it passes:
 
 1. One check per version: :func:`append` and :func:`read` refuse a second entry for the same module and hash
    (after the first, its seeds have been seen).
 2. The hash is of the module's code, comments and docstrings out (:func:`.stats.source_hash`), so a reworded
    comment draws no new seeds, while any change to what the claims compute does.
 3. A new version is judged on its own seeds **and every seed an earlier version was checked on**
-   (:func:`append` refuses an entry that leaves one out), so editing a claim after a failure cannot shed the seed
+   (:func:`append` and :func:`read` refuse an entry that leaves one out), so editing a claim after a failure cannot shed the seed
    that failed it.
 
 What the ledger cannot stop is a check run and never recorded; the tests' done-when check (each module's last entry
@@ -37,7 +41,7 @@ import json
 import numbers
 from pathlib import Path
 
-__all__ = ["PATH", "MODULES", "read", "entries", "seeds_so_far", "append", "is_prefix", "status"]
+__all__ = ["PATH", "MODULES", "read", "entries", "seeds_so_far", "seeds_for", "append", "is_prefix", "status"]
 
 #: The committed ledger.
 PATH = Path(__file__).with_name("ledger.jsonl")
@@ -45,7 +49,11 @@ PATH = Path(__file__).with_name("ledger.jsonl")
 #: The claims modules whose held-out checks the ledger records, by the name an entry gives.
 MODULES = ("claims", "text_claims", "length_claims", "streaming")
 
-_KEYS = ("date", "module", "hash", "seeds", "claims", "note")
+_KEYS = ("date", "module", "hash", "drawn", "exclude", "seeds", "claims", "note")
+
+
+def _ints(x) -> bool:
+    return isinstance(x, list) and all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in x)
 
 
 def _check_entry(entry, where) -> dict:
@@ -62,9 +70,19 @@ def _check_entry(entry, where) -> dict:
     except (TypeError, ValueError):
         raise ValueError(f"{where}: date must be YYYY-MM-DD, got {entry['date']!r}") from None
     seeds = entry["seeds"]
-    if (not isinstance(seeds, list) or not seeds or len(set(seeds)) != len(seeds)
-            or not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) for s in seeds)):
+    if not _ints(seeds) or not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"{where}: seeds must be a non-empty list of distinct integers, got {seeds!r}")
+    drawn, exclude = entry["drawn"], entry["exclude"]
+    if not _ints(drawn) or not drawn or not _ints(exclude):
+        raise ValueError(f"{where}: drawn must be a non-empty list of integers and exclude a list of integers, got "
+                         f"{drawn!r} and {exclude!r}")
+    from .stats import held_out_seeds
+
+    if list(drawn) != list(held_out_seeds(digest, len(drawn), exclude=exclude)):
+        raise ValueError(f"{where}: seeds {drawn} are not the {len(drawn)} that stats.held_out_seeds derives from hash "
+                         f"{digest[:12]}… skipping {exclude}")
+    if not set(drawn) <= set(seeds):
+        raise ValueError(f"{where}: the drawn seeds {sorted(set(drawn) - set(seeds))} were not checked")
     claims = entry["claims"]
     if not isinstance(claims, dict) or not claims:
         raise ValueError(f"{where}: claims must map each claim to [k, n], got {claims!r}")
@@ -98,10 +116,14 @@ def read(path=PATH) -> list[dict]:
         if key in seen:
             raise ValueError(f"{where}: a second check of {entry['module']} at {entry['hash'][:12]}… (the first is "
                              f"line {seen[key]})")
-        missing = sorted(seeds_of.get(entry["module"], set()) - set(entry["seeds"]))
+        earlier = seeds_of.get(entry["module"], set())
+        missing = sorted(earlier - set(entry["seeds"]))
         if missing:
             raise ValueError(f"{where}: {entry['module']} was checked before on seeds {missing}, which this check "
                              "leaves out")
+        if not earlier <= set(entry["exclude"]) or set(entry["seeds"]) != earlier | set(entry["drawn"]):
+            raise ValueError(f"{where}: seeds must be the drawn seeds and the earlier ones {sorted(earlier)}, drawn "
+                             "skipping the earlier ones")
         seen[key] = number
         seeds_of.setdefault(entry["module"], set()).update(entry["seeds"])
         out.append(entry)
@@ -113,6 +135,21 @@ def seeds_so_far(module, path=PATH) -> list[int]:
     return sorted({s for e in entries(module, path) for s in e["seeds"]})
 
 
+def seeds_for(module, digest, k, *, exclude=(), path=PATH) -> tuple[list[int], list[int], list[int]]:
+    """The seeds a check of ``module`` at ``digest`` must run on, before it is run: (drawn, exclude, seeds).
+
+    ``drawn``: ``k`` new seeds from the hash (:func:`.stats.held_out_seeds`), skipping ``exclude`` (the sweep's own
+    seeds) and every seed checked before; ``seeds``: those and the earlier ones. Pass ``drawn`` and ``exclude`` to
+    :func:`append` with the outcome.
+    """
+    from .stats import held_out_seeds
+
+    earlier = seeds_so_far(module, path)
+    skip = sorted({int(s) for s in exclude} | set(earlier))
+    drawn = list(held_out_seeds(digest, k, exclude=skip))
+    return drawn, skip, sorted(set(drawn) | set(earlier))
+
+
 def entries(module, path=PATH) -> list[dict]:
     """The entries of one module, in order."""
     if module not in MODULES:
@@ -120,24 +157,31 @@ def entries(module, path=PATH) -> list[dict]:
     return [e for e in read(path) if e["module"] == module]
 
 
-def append(module, digest, seeds, claims, *, note="", date=None, path=PATH) -> dict:
+def append(module, digest, drawn, claims, *, exclude=(), note="", date=None, path=PATH) -> dict:
     """Append one check: ``claims`` maps each claim to (k, n), the seeds it held on out of those checked.
 
-    Refused, by name: a module not in :data:`MODULES`, a malformed hash, seeds or count, and a second check of the
-    same source (module and hash): the first is the one that counts. ``date`` defaults to today. Returns the entry.
+    ``drawn`` and ``exclude`` as :func:`seeds_for` gave them; the check ran on the drawn seeds and every earlier one.
+    Refused, by name: a module not in :data:`MODULES`, a malformed hash or count, seeds that the hash does not give,
+    and a second check of the same version (module and hash): the first is the one that counts. ``date`` defaults
+    to today. Returns the entry.
     """
     if date is None:
         date = datetime.date.today()
+    as_int = lambda xs: [int(s) if isinstance(s, numbers.Integral) and not isinstance(s, bool) else s  # noqa: E731
+                         for s in xs]
+    drawn, exclude = as_int(drawn), as_int(exclude)
     entry = {"date": date.isoformat() if isinstance(date, datetime.date) else date, "module": module, "hash": digest,
-             "seeds": [int(s) if isinstance(s, numbers.Integral) and not isinstance(s, bool) else s for s in seeds],
+             "drawn": drawn, "exclude": exclude,
+             "seeds": sorted(set(drawn) | set(seeds_so_far(module, path))) if _ints(drawn) else drawn,
              "claims": {str(k): [*kn] if isinstance(kn, (list, tuple)) else kn for k, kn in claims.items()}
              if isinstance(claims, dict) else claims,
              "note": note}
     _check_entry(entry, "the new entry")
-    missing = sorted(set(seeds_so_far(module, path)) - set(entry["seeds"]))
-    if missing:
-        raise ValueError(f"{module} was checked before on seeds {missing}: a new check must include them (a claim "
-                         "edited after a failure is still judged on the seed that failed it)")
+    earlier = set(seeds_so_far(module, path))
+    if not earlier <= set(exclude):
+        raise ValueError(f"{module} was checked before on seeds {sorted(earlier - set(exclude))}: the new seeds must be "
+                         "drawn skipping them (seeds_for), and the check run on them too (a claim edited after a "
+                         "failure is still judged on the seed that failed it)")
     done = [e for e in read(path) if e["module"] == module and e["hash"] == digest]
     if done:
         raise ValueError(f"{module} at {digest[:12]}… was checked on {done[0]['date']}: its held-out seeds have been "

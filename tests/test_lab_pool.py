@@ -99,3 +99,17 @@ def test_resumable_keeps_nothing_with_the_cache_off(monkeypatch, tmp_path):
 
     monkeypatch.setenv(cache.ENV, "off")
     assert pool.resumable(squares, [(4,)], name="t", workers=1) == {(4,): 16}
+
+
+def test_resumable_drops_a_result_cut_off_mid_write(monkeypatch, tmp_path):
+    from posenc_helpers.lab import pool
+
+    monkeypatch.setenv(cache.ENV, str(tmp_path / "models"))
+    pool.resumable(squares, [(1,), (2,)], name="t", workers=1)
+    path = tmp_path / "models" / "partials" / "t.jsonl"
+    path.write_text(path.read_text() + '{"job": [3], "res')  # a run killed while writing job 3's result
+    calls = []
+    monkeypatch.setattr(pool, "pool_map", lambda fn, jobs, **kw: calls.append(jobs) or [
+        kw["on_result"](i, fn(*job)) for i, job in enumerate(jobs)])
+    assert pool.resumable(squares, [(1,), (2,), (3,)], name="t", workers=1) == {(1,): 1, (2,): 4, (3,): 9}
+    assert calls == [[(3,)]] and path.read_text().count("\n") == 3  # job 3 computed again, the file whole

@@ -86,7 +86,12 @@ def resumable(fn, jobs, *, name, workers=None, log=None) -> dict:
     if path is not None and path.is_file():
         import json
 
-        for line in path.read_text().splitlines():
+        text = path.read_text()
+        if text and not text.endswith("\n"):
+            # a run stopped while writing its last result: that result is lost, the others are kept
+            text = text[: text.rfind("\n") + 1]
+            path.write_text(text)
+        for line in text.splitlines():
             if line.strip():
                 item = json.loads(line)
                 done[tuple(item["job"])] = item["result"]

@@ -105,12 +105,15 @@ def se_at(q, value, se, n) -> float:
     q(1 − q), reached when each sequence is all right or all wrong. Measured
     at 0 < value < 1, the design effect d = n·se² / (value(1 − value)) (at most
     about 1) is carried to q: √(d·q(1 − q)/n). At value 0 or 1 every sequence
-    scored the same, which says nothing about how they fail: d = 1.
+    scored the same, which says nothing about how they fail: d = 1. So does a
+    zero SE beside a value inside (0, 1) (a value rounded, or an SE lost): d = 1.
 
     >>> round(se_at(0.97, 1.0, 0.0, 256), 4)          # a perfect score weighed at 0.97: whole sequences
     0.0107
     >>> round(se_at(0.5, 0.5, 0.01, 256), 4)          # at its own value: its own SE
     0.01
+    >>> round(se_at(0.97, 0.9999, 0.0, 256), 4)       # no SE to carry: whole sequences, as at 1.0
+    0.0107
     """
     q, value, se = float(q), float(value), float(se)
     n = v.positive_int("n", n)
@@ -118,7 +121,7 @@ def se_at(q, value, se, n) -> float:
         raise ValueError(f"q and value must be in [0, 1] and se ≥ 0, got q={q!r}, value={value!r}, se={se!r}")
     worst = value * (1 - value)
     # the design effect: the observed per-sequence variance over its largest possible value (1 where nothing is known)
-    d = 1.0 if worst == 0 else min(1.0, n * se * se / worst)
+    d = 1.0 if worst == 0 or se == 0 else min(1.0, n * se * se / worst)
     return math.sqrt(d * q * (1 - q) / n)
 
 

@@ -30,8 +30,6 @@ def test_an_appended_check_reads_back_and_says_what_it_proved(tmp_path):
     entry, seeds = _check("claims", H1, 2, {"alibi keeps prev": (2, 2), "nope on first": [1, 2]}, path, exclude=[0, 1])
     _check("text_claims", H1, 1, {"t5 beats nope": (1, 1)}, path)
     # the seeds follow from the hash alone, by the literal rule (independent of stats.held_out_seeds)
-    import hashlib
-
     literal, j = [], 0
     while len(literal) < 2:
         s = int(hashlib.sha256(f"{H1}:{j}".encode()).hexdigest()[:8], 16) % 9000 + 1000

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -33,14 +34,7 @@ def shipped_run(scheme, task, seed) -> Run:
     seed = int(seed)
     info = lab_model_settings()["files"][lab_model_file(scheme, task, seed)]
     config = Config(**info["config"])
-    as_jax = _tree(params)
+    as_jax = jax.tree_util.tree_map(lambda a: jnp.asarray(a, jnp.float32), params)
     losses = np.asarray(info["losses"], np.float64)
     return Run(scheme, task, config.train_len, as_jax, losses, config, seed, info["steps"])
 
-
-def _tree(x):
-    if isinstance(x, dict):
-        return {k: _tree(v) for k, v in x.items()}
-    if isinstance(x, list):
-        return [_tree(v) for v in x]
-    return jnp.asarray(x, jnp.float32)

@@ -108,6 +108,16 @@ def test_the_slider_default_is_gemma3_27b_itself():
     assert "52 sliding (window 1,024), 10 global" in demo.readout.value
 
 
+def test_the_readout_gives_both_caches_at_one_precision():
+    # at the default: (10 · 131,072 + 52 · 1,023) · 8,192 bytes = 10.41 GiB beside 62 · 2^30 bytes = 62 GiB, each to
+    # three significant digits (a browser review saw "10.4059 GiB" beside "62 GiB")
+    demo = inf.kv_demo()
+    assert literal_demo_bytes(1024, 5, 131072) == (10 * 131072 + 52 * 1023) * 8192
+    assert "<td>10.4 GiB</td><td>62.0 GiB</td>" in demo.readout.value
+    demo.set_values(window=4096.0, ratio=1, context=8192.0)  # 31 · 8,192 + 31 · 4,095 tokens of 8,192 bytes
+    assert "<td>2.9 GiB</td><td>3.9 GiB</td>" in demo.readout.value
+
+
 def test_the_slider_labels_say_what_and_in_which_unit():
     demo = inf.kv_demo()
     labels = {name: c.description for name, c in demo.controls.items()}

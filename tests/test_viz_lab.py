@@ -75,6 +75,9 @@ def test_sweep_figure_shows_the_median_over_seeds_and_moves_with_the_sliders():
     assert readout.count("<td>0.25 (0.20–0.30)</td>") == 2 * (len(SCHEMES) - 1) and readout.count("<td>—</td>") == 2
     assert "<td>0.60 (0.50–0.70)</td>" in readout  # PI at s = 5: 0.5 and 0.7
     assert "median (range) of 2 seeds" in readout
+    # a row per scheme and rescaling, a column per task (a column per scheme did not fit a projector)
+    assert readout.count("<tr>") == 1 + len(SCHEMES) + 3 and readout.count("<th>") == 1 + 2
+    assert "<tr><td>RoPE+PI</td><td>" in readout and "<tr><td>learned table</td><td>—</td><td>—</td></tr>" in readout
     at_l = vl.update_sweep(h, 32, 5)  # at L: accuracy over all positions, the grid's own numbers
     assert "over all positions" in at_l and "<td>0.50 (0.50–0.50)</td>" in at_l
 

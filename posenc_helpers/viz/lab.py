@@ -8,6 +8,8 @@ draws; nothing here trains. The slider demo reads the shipped sweep,
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 
 from . import OKABE_ITO, new_figure, styled
@@ -427,7 +429,7 @@ def update_sweep(handles, length, factor) -> str:
     def cell(med, lo, hi):
         return "—" if np.isnan(med) else f"{med:.2f} ({lo:.2f}–{hi:.2f})"
 
-    rows = []
+    columns = []  # per task: every scheme's cell, then every rescaling's
     for task in TASKS:
         plain = _summary(res, task, "beyond" if past else "accuracy", stat="median")
         cells = [cell(m[j], lo[j], hi[j]) for m, lo, hi in plain.values()]
@@ -435,15 +437,19 @@ def update_sweep(handles, length, factor) -> str:
             handles["scaled"][(task, method)].set_ydata(np.median(_grid(res, task, method, f, "grid_beyond"), 0))
             med, lo, hi = _median_range(_grid(res, task, method, f, "grid_beyond" if past else "all")[:, j])
             cells.append(cell(med, lo, hi))
-        rows.append(f"<tr><td>{TASK_TITLES[task]}</td>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        columns.append(cells)
     shown = _summary(res, TASKS[0], "accuracy")  # the schemes the results hold, in SCHEME_STYLE's order
-    head = [SCHEME_STYLE[s][0] for s in shown] + [f"RoPE+{m.upper() if m != 'yarn' else 'YaRN'}" for m in METHOD_STYLE]
+    names = [SCHEME_STYLE[s][0] for s in shown] + [f"RoPE+{m.upper() if m != 'yarn' else 'YaRN'}" for m in METHOD_STYLE]
     n_seeds = len({s for s, _, _ in res["table"]})
     what = "accuracy on the positions past L" if past else "at the training length: accuracy over all positions"
+    # a row per scheme and a column per task: narrow enough for a 1,024-pixel projector (a column per scheme was
+    # 1,800 px wide)
+    rows = "".join(f"<tr><td>{html.escape(name)}</td>" + "".join(f"<td>{c[i]}</td>" for c in columns) + "</tr>"
+                   for i, name in enumerate(names))
     return (
         f"<b>T = {length} tokens ({length / 32:g} × L), s = {factor}</b>: {what}, median (range) "
         f"of {n_seeds} seeds (— : cannot run; scaled RoPE: no fine-tuning)"
-        "<table><tr><th>task</th>" + "".join(f"<th>{h}</th>" for h in head) + "</tr>" + "".join(rows) + "</table>"
+        "<table><tr><th>scheme</th>" + "".join(f"<th>{TASK_TITLES[t]}</th>" for t in TASKS) + "</tr>" + rows + "</table>"
     )
 
 

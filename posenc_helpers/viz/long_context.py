@@ -278,8 +278,8 @@ def update_turns(handles, factor) -> str:
     )
     return (
         f"<p>s = {factor:g}: the model now reads s·L = {factor * length:,.0f} tokens</p>"
-        # nowrap (inherited by every cell): no cell breaks over two lines at projector width
-        f"<table style='font-family:monospace; white-space:nowrap'>{head}{body}</table>"
+        # the headers may wrap, so the table fits a 1024-pixel projector; its cells never do (demo.READOUT_CSS)
+        f"<table style='font-family:monospace'>{head}{body}</table>"
     )
 
 

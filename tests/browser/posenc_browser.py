@@ -649,6 +649,39 @@ def cut_labels(page) -> list[str]:
     )
 
 
+#: A projector's width in CSS pixels (1024 × 768): the narrowest screen a slider demo is shown on in a classroom.
+PROJECTOR_WIDTH = 1024
+
+
+def cut_readouts(page) -> list[str]:
+    """The demos' readouts (tables of numbers under the sliders) whose content is wider than their box, so that a
+    column is cut off or hidden: the first 60 characters of each."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('.posenc-demo .posenc-readout')]
+                 .filter(r => r.offsetParent !== null && r.scrollWidth > r.clientWidth + 1)
+                 .map(r => { const wide = [...r.querySelectorAll('*')].sort((a, b) => b.scrollWidth - a.scrollWidth)[0];
+                             return r.textContent.trim().slice(0, 60) + ` [box ${r.clientWidth} px, content ${r.scrollWidth} px`
+                               + (wide ? `, widest: <${wide.tagName.toLowerCase()}> ${wide.scrollWidth} px` : '') + ']'; })"""
+    )
+
+
+def cut_at_projector_width(page) -> list[str]:
+    """:func:`cut_labels` and :func:`cut_readouts` with the page narrowed to :data:`PROJECTOR_WIDTH` and JupyterLab's
+    left sidebar collapsed, as a teacher projects a notebook; then the page as it was. What a class would see cut."""
+    before = page.viewport_size
+    was_open = page.evaluate("() => { const s = window.jupyterapp.shell; const open = !s.leftCollapsed; "
+                             "s.collapseLeft(); return open; }")
+    page.set_viewport_size({"width": PROJECTOR_WIDTH, "height": before["height"]})
+    try:
+        page.wait_for_timeout(500)  # the notebook lays its cells out again
+        return [f"label: {x}" for x in cut_labels(page)] + [f"readout: {x}" for x in cut_readouts(page)]
+    finally:
+        page.set_viewport_size(before)
+        if was_open:
+            page.evaluate("() => window.jupyterapp.shell.expandLeft()")
+        page.wait_for_timeout(300)
+
+
 def markdown_images(page) -> int:
     """How many images the markdown (prose) cells show."""
     return page.locator(".jp-RenderedMarkdown img").count()

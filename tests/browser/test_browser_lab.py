@@ -8,7 +8,8 @@ values from the kernel and compare them with the state the notebook asserts
 (``assert demo.values == {...}``; the demo's defaults where it asserts none):
 a default the slider cannot show comes back snapped (issue 42 §3). Re-run
 every cell after the first demo and check again: those cells hold the checks
-that fail when a slider moved. No slider label may be cut off. Last, for every slider of every demo, focus its
+that fail when a slider moved. No slider label and no readout may be cut off, at 1280 px and on a 1024-pixel
+projector. Last, for every slider of every demo, focus its
 handle and press an arrow key, and check that the slider value, the readout
 and the figure's <img> changed (and the figure settles). Each demo is
 screenshot after the move; the latency from key press to new figure is
@@ -51,6 +52,9 @@ def test_slider_demos_in_jupyterlab(demo_notebook, lab_server, served_dir, page,
         phase("re-run after the demo")
         assert pb.broken_images(page) == [], f"{relpath}: broken images: {pb.broken_images(page)}"
         assert pb.cut_labels(page) == [], f"{relpath}: slider labels cut off: {pb.cut_labels(page)}"
+        assert pb.cut_readouts(page) == [], f"{relpath}: readouts cut off: {pb.cut_readouts(page)}"
+        cut = pb.cut_at_projector_width(page)
+        assert cut == [], f"{relpath}: cut off at {pb.PROJECTOR_WIDTH} px (a projector): {cut}"
         records, problems = pb.exercise_demos(page, relpath, "lab", artifacts, steps=pb.steps_per_slider())
         latency_records.extend(records)
         assert problems == [], "\n".join(problems)

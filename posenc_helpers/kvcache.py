@@ -58,6 +58,7 @@ from .configs import UNTYPED_NOTE, bundled_configs, bundled_kv_fields, check_fam
 from .configs.layers import _compress_rates, _indexer_types, _kimi_linear_sizes, _plan
 
 __all__ = [
+    "format_bytes",
     "CompressedCache",
     "MLA_MODES",
     "DTYPE_BYTES",
@@ -846,8 +847,13 @@ def kv_table(contexts=CONTEXTS, *, mla: str = "transformers") -> list[dict]:
     return rows
 
 
-def _size(x: float) -> str:
-    """Bytes in binary units: 512 KiB, 4.0 GiB."""
+def format_bytes(x: float) -> str:
+    """Bytes in binary units, one decimal below 100 of a unit and whole numbers from 100 up: 56.0 KiB, 512 KiB,
+    4.0 GiB (the KV table's cells, and notebook 16's slider readout).
+
+    >>> format_bytes(57344), format_bytes(2**19), format_bytes(4 * 2**30), format_bytes(372 * 2**30)
+    ('56.0 KiB', '512 KiB', '4.0 GiB', '372 GiB')
+    """
     for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if x >= scale:
             value = x / scale
@@ -881,8 +887,8 @@ def kv_table_text(contexts=CONTEXTS, *, mla: str = "transformers") -> str:
                 per.append(cell(f"{row['numbers'][n] / n:,.0f} num", row["beyond"][n]))
                 total.append(cell(f"{row['numbers'][n] / 2**20:,.0f} Mi", row["beyond"][n]))
             else:
-                per.append(cell(_size(row["bytes_per_token"][n]), row["beyond"][n]))
-                total.append(cell(_size(row["bytes"][n]), row["beyond"][n]))
+                per.append(cell(format_bytes(row["bytes_per_token"][n]), row["beyond"][n]))
+                total.append(cell(format_bytes(row["bytes"][n]), row["beyond"][n]))
         lines.append((f"{row['name']:<23}{row['dtype'] or '(none)':<9}" + "".join(per + total)).rstrip())
     lines += ["", "* beyond the context the config declares (max_position_embeddings).",
               "(none): no dtype stated; numbers cached per token and in total (Mi = 2^20 numbers).", ""]

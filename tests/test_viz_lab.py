@@ -75,11 +75,26 @@ def test_sweep_figure_shows_the_median_over_seeds_and_moves_with_the_sliders():
     assert readout.count("<td>0.25 (0.20–0.30)</td>") == 2 * (len(SCHEMES) - 1) and readout.count("<td>—</td>") == 2
     assert "<td>0.60 (0.50–0.70)</td>" in readout  # PI at s = 5: 0.5 and 0.7
     assert "median (range) of 2 seeds" in readout
-    # a row per scheme and rescaling, a column per task (a column per scheme did not fit a projector)
-    assert readout.count("<tr>") == 1 + len(SCHEMES) + 3 and readout.count("<th>") == 1 + 2
-    assert "<tr><td>RoPE+PI</td><td>" in readout and "<tr><td>learned table</td><td>—</td><td>—</td></tr>" in readout
     at_l = vl.update_sweep(h, 32, 5)  # at L: accuracy over all positions, the grid's own numbers
     assert "over all positions" in at_l and "<td>0.50 (0.50–0.50)</td>" in at_l
+
+
+def test_the_sweep_readout_has_a_row_per_scheme_and_rescaling_and_a_column_per_task():
+    # "first" moved up by 0.01 everywhere, so a column showing the other task, or swapped columns, fail
+    res = fake_results()
+    res["table"] = {k: _shifted(e, 0.01) if k[1] == "first" else e for k, e in res["table"].items()}
+    _, h = vl.make_sweep_figure(res, length=96, factor=3)
+    readout = vl.update_sweep(h, 160, 5)
+    assert TASKS == ("prev", "first")
+    assert readout.count("<tr>") == 1 + len(SCHEMES) + 3 and readout.count("<th>") == 1 + len(TASKS)
+    # T = 160 (index 4): 1/5 + 0.05 median, range 0.20-0.30; s = 5: 0.5 + 0.01 per rescaling (PI, NTK, YaRN), past L
+    # 0.5 and 0.7 over the two seeds
+    for name in ("NoPE", "sinusoidal", "RoPE", "ALiBi", "T5 bias", "RoPE + NoPE", "iRoPE"):
+        assert f"<tr><td>{name}</td><td>0.25 (0.20–0.30)</td><td>0.26 (0.21–0.31)</td></tr>" in readout, name
+    assert "<tr><td>learned table</td><td>—</td><td>—</td></tr>" in readout
+    assert "<tr><td>RoPE+PI</td><td>0.60 (0.50–0.70)</td><td>0.61 (0.51–0.71)</td></tr>" in readout
+    assert "<tr><td>RoPE+NTK</td><td>0.61 (0.51–0.71)</td><td>0.62 (0.52–0.72)</td></tr>" in readout
+    assert "<tr><td>RoPE+YaRN</td><td>0.62 (0.52–0.72)</td><td>0.63 (0.53–0.73)</td></tr>" in readout
 
 
 @pytest.mark.parametrize("kw, match", [({"length": 100, "factor": 2}, "length must be one of"),

@@ -16,7 +16,7 @@ import html
 import numpy as np
 
 from ..configs import bundled_configs, bundled_kv_fields, layer_positions
-from ..kvcache import _size, bundled_kv_config, hypothetical_config, kv_bytes, kv_cache, receptive_field
+from ..kvcache import bundled_kv_config, format_bytes, hypothetical_config, kv_bytes, kv_cache, receptive_field
 from . import new_figure
 from .perlayer import plot_barcode
 from .shipped import MODEL_MARKERS, TOL_MUTED, _spread
@@ -235,8 +235,8 @@ def update_kv_slider(handles, window=1024.0, ratio=5, context=131072.0) -> str:
     sliding = sum(t == "sliding_attention" for t in config["layer_types"])
     rows = [("layers", f"{sliding} sliding (window {int(round(window)):,}), {len(reach) - sliding} global",
              f"{len(reach)} global"),
-            # one precision for both columns, as kv_table_text prints them (3 significant digits: 10.4 GiB, 62.0 GiB)
-            (f"cache at {context:,} tokens", _size(mine.total_bytes), _size(total_global.total_bytes)),
+            # one formatter for both columns, as kv_table_text prints them: 10.4 GiB beside 62.0 GiB
+            (f"cache at {context:,} tokens", format_bytes(mine.total_bytes), format_bytes(total_global.total_bytes)),
             ("average per token (cache ÷ n), bytes", f"{mine.bytes_per_token:,.0f}", f"{total_global.bytes_per_token:,.0f}"),
             ("reach after the last layer (tokens back)", f"{int(reach[-1]):,}", f"{context - 1:,}")]
     body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)

@@ -442,14 +442,17 @@ def update_sweep(handles, length, factor) -> str:
     names = [SCHEME_STYLE[s][0] for s in shown] + [f"RoPE+{m.upper() if m != 'yarn' else 'YaRN'}" for m in METHOD_STYLE]
     n_seeds = len({s for s, _, _ in res["table"]})
     what = "accuracy on the positions past L" if past else "at the training length: accuracy over all positions"
-    # a row per scheme and a column per task: narrow enough for a 1,024-pixel projector (a column per scheme was
-    # 1,800 px wide)
+    # a row per scheme or rescaling and a column per task: narrow enough for a 1,024-pixel projector (a column per
+    # scheme was 1,798 px wide)
+    if any(len(c) != len(names) for c in columns):
+        raise ValueError(f"every task needs a number for each of {names}, got {[len(c) for c in columns]} numbers")
     rows = "".join(f"<tr><td>{html.escape(name)}</td>" + "".join(f"<td>{c[i]}</td>" for c in columns) + "</tr>"
                    for i, name in enumerate(names))
     return (
         f"<b>T = {length} tokens ({length / 32:g} × L), s = {factor}</b>: {what}, median (range) "
         f"of {n_seeds} seeds (— : cannot run; scaled RoPE: no fine-tuning)"
-        "<table><tr><th>scheme</th>" + "".join(f"<th>{TASK_TITLES[t]}</th>" for t in TASKS) + "</tr>" + rows + "</table>"
+        "<table><tr><th>scheme or rescaling</th>" + "".join(f"<th>{TASK_TITLES[t]}</th>" for t in TASKS) + "</tr>"
+        + rows + "</table>"
     )
 
 

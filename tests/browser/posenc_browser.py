@@ -655,25 +655,33 @@ PROJECTOR_WIDTH = 1024
 
 def cut_readouts(page) -> list[str]:
     """The demos' readouts (tables of numbers under the sliders) whose content is wider than their box, so that a
-    column is cut off or hidden: the first 60 characters of each."""
-    return page.evaluate(
-        """() => [...document.querySelectorAll('.posenc-demo .posenc-readout')]
-                 .filter(r => r.offsetParent !== null && r.scrollWidth > r.clientWidth + 1)
-                 .map(r => { const wide = [...r.querySelectorAll('*')].sort((a, b) => b.scrollWidth - a.scrollWidth)[0];
-                             return r.textContent.trim().slice(0, 60) + ` [box ${r.clientWidth} px, content ${r.scrollWidth} px`
-                               + (wide ? `, widest: <${wide.tagName.toLowerCase()}> ${wide.scrollWidth} px` : '') + ']'; })"""
+    column is cut off or hidden: the first 60 characters of each, with the box's and the content's widths. Every
+    demo must show its readout (a hidden one would be skipped, so it is reported too)."""
+    found = page.evaluate(
+        """() => { const demos = [...document.querySelectorAll('.posenc-demo')];
+                   return demos.map(d => { const r = d.querySelector('.posenc-readout');
+                     if (!r || r.offsetParent === null) return 'a demo shows no readout';
+                     if (r.scrollWidth <= r.clientWidth + 1) return null;
+                     const wide = [...r.querySelectorAll('*')].sort((a, b) => b.scrollWidth - a.scrollWidth)[0];
+                     return r.textContent.trim().slice(0, 60) + ` [box ${r.clientWidth} px, content ${r.scrollWidth} px`
+                       + (wide ? `, widest: <${wide.tagName.toLowerCase()}> ${wide.scrollWidth} px` : '') + ']'; }); }"""
     )
+    return [x for x in found if x is not None]
 
 
 def cut_at_projector_width(page) -> list[str]:
     """:func:`cut_labels` and :func:`cut_readouts` with the page narrowed to :data:`PROJECTOR_WIDTH` and JupyterLab's
-    left sidebar collapsed, as a teacher projects a notebook; then the page as it was. What a class would see cut."""
+    left sidebar collapsed, as a teacher projects a notebook; then the page as it was (on failure too). What a class
+    would see cut. The notebook panel must have narrowed to the projector's width, or the check says so."""
     before = page.viewport_size
-    was_open = page.evaluate("() => { const s = window.jupyterapp.shell; const open = !s.leftCollapsed; "
-                             "s.collapseLeft(); return open; }")
-    page.set_viewport_size({"width": PROJECTOR_WIDTH, "height": before["height"]})
+    was_open = page.evaluate("() => !window.jupyterapp.shell.leftCollapsed")
     try:
-        page.wait_for_timeout(500)  # the notebook lays its cells out again
+        page.evaluate("() => window.jupyterapp.shell.collapseLeft()")
+        page.set_viewport_size({"width": PROJECTOR_WIDTH, "height": before["height"]})
+        page.wait_for_function(
+            "(w) => { const p = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');"
+            " return !!p && p.getBoundingClientRect().right <= w; }", arg=PROJECTOR_WIDTH, timeout=10000)
+        page.wait_for_timeout(300)  # the widgets lay themselves out again
         return [f"label: {x}" for x in cut_labels(page)] + [f"readout: {x}" for x in cut_readouts(page)]
     finally:
         page.set_viewport_size(before)

@@ -109,8 +109,8 @@ def test_the_slider_default_is_gemma3_27b_itself():
 
 
 def test_the_readout_gives_both_caches_at_one_precision():
-    # at the default: (10 · 131,072 + 52 · 1,023) · 8,192 bytes = 10.41 GiB beside 62 · 2^30 bytes = 62 GiB, each to
-    # three significant digits (a browser review saw "10.4059 GiB" beside "62 GiB")
+    # at the default: (10 · 131,072 + 52 · 1,023) · 8,192 bytes = 10.41 GiB beside 62 · 2^30 bytes = 62 GiB, both by
+    # kvcache.format_bytes (one decimal below 100 of a unit; a browser review saw "10.4059 GiB" beside "62 GiB")
     demo = inf.kv_demo()
     assert literal_demo_bytes(1024, 5, 131072) == (10 * 131072 + 52 * 1023) * 8192
     assert "<td>10.4 GiB</td><td>62.0 GiB</td>" in demo.readout.value

@@ -1,0 +1,171 @@
+"""The randomized-positions pilot (issue 43 §3): which recipe brings each ``rand_`` scheme to its ceiling at L.
+
+The length sweep trains the randomized schemes on a fixed L = 32, batch 32 and 1,000 steps. Ruoss et al.'s
+``experiments/example.py`` trains with a length curriculum (``UniformCurriculum(range(1, 41))``), batch 128 and
+10,000 steps. This pilot trains each randomized scheme, and the plain scheme it randomizes, on recipes between the
+two, and scores each model at L (and past it) on 256 test sequences with the SE over sequences
+(:func:`posenc_helpers.lab.evaluate.evaluate_cells`). A recipe is chosen for the sweep by the rule in
+:func:`verdict`, before the sweep's seeds are trained.
+
+The pilot's seeds (:data:`SEEDS`) are none of the sweeps' and fall outside the range held-out seeds are drawn from
+(1,000 to 9,999), so choosing a recipe on them looks at no seed a claim is checked on.
+
+Each finished model appends one JSON line to :data:`PATH` (committed, so a stopped pilot resumes in a later session
+where it stopped; a line is never rewritten). Run::
+
+    PYTHONPATH=. .venv/bin/python -m tools.randomized_pilot             # train what is missing (2 workers)
+    PYTHONPATH=. .venv/bin/python -m tools.randomized_pilot --verdict   # print the table and the rule's verdict
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+PATH = Path(__file__).resolve().parent.parent / "docs" / "data" / "randomized_pilot.jsonl"
+
+#: Seeds no sweep uses and no held-out draw can give (those are 1,000-9,999).
+SEEDS = (500, 501, 502)
+
+#: (batch, steps, curriculum): the length sweep's recipe, then the authors' scaled to this model.
+RECIPES = ((32, 1000, False), (128, 3000, True), (128, 6000, True))
+
+#: Each randomized scheme and the plain scheme it randomizes (the ceiling it must reach at L).
+PAIRS = (("rand_alibi", "alibi"), ("rand_rope", "rope"), ("rand_sinusoidal", "sinusoidal"))
+
+TASKS = ("prev", "first")
+
+#: Lengths scored: L, then 2L, 4L and 8L (past L).
+LENGTHS = (32, 64, 128, 256)
+
+
+def jobs() -> list[tuple]:
+    """Every (scheme, task, batch, steps, curriculum, seed) the pilot trains, cheapest recipes first."""
+    out = []
+    for batch, steps, curriculum in RECIPES:
+        for seed in SEEDS:
+            for task in TASKS:
+                for rand, plain in PAIRS:
+                    out.append((rand, task, batch, steps, curriculum, seed))
+                    if (batch, steps, curriculum) == RECIPES[0]:
+                        out.append((plain, task, batch, steps, curriculum, seed))
+    return out
+
+
+def row(scheme, task, batch, steps, curriculum, seed) -> dict:
+    """Train one model and score it: accuracy and its SE over 256 sequences at :data:`LENGTHS`."""
+    from posenc_helpers.lab.evaluate import evaluate_cells
+    from posenc_helpers.lab.train import train
+
+    start = time.perf_counter()
+    run = train(scheme, task, seed=seed, steps=steps, batch=batch, curriculum=curriculum, progress=False)
+    cells = evaluate_cells(run, list(LENGTHS), seed=seed)
+    return {
+        "scheme": scheme, "task": task, "batch": batch, "steps": steps, "curriculum": curriculum, "seed": seed,
+        "lengths": list(LENGTHS),
+        **{k: [None if np.isnan(x) else round(float(x), 6) for x in cells[k]]
+           for k in ("accuracy", "accuracy_se", "beyond", "beyond_se")},
+        "final_loss": round(float(run.losses[-1]), 6),
+        "seconds": round(time.perf_counter() - start),
+    }
+
+
+def _key(line: dict) -> tuple:
+    return (line["scheme"], line["task"], line["batch"], line["steps"], line["curriculum"], line["seed"])
+
+
+def load(path=PATH) -> list[dict]:
+    """The pilot's finished rows, in the order they finished."""
+    if not Path(path).exists():
+        return []
+    return [json.loads(s) for s in Path(path).read_text().splitlines() if s.strip()]
+
+
+def _commit() -> str:
+    out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=PATH.parent)
+    return out.stdout.strip()
+
+
+def run_missing(workers=2) -> None:
+    from posenc_helpers.lab.pool import pool_map
+
+    done = {_key(x) for x in load()}
+    todo = [j for j in jobs() if j not in done]
+    print(f"{len(done)} rows done, {len(todo)} to train", flush=True)
+    PATH.parent.mkdir(parents=True, exist_ok=True)
+    commit = _commit()
+
+    def keep(i, entry):
+        entry["code_commit"] = commit
+        with PATH.open("a") as f:
+            f.write(json.dumps(entry) + "\n")
+        print(f"{_key(entry)}: at L {entry['accuracy'][0]:.4f} ± {entry['accuracy_se'][0]:.4f}, "
+              f"past L at 8L {entry['beyond'][-1]:.3f}, {entry['seconds']} s", flush=True)
+
+    pool_map(row, todo, workers=workers, on_result=keep)
+
+
+#: A randomized model reaches the ceiling at L when its accuracy there is at least the lowest the plain scheme
+#: scores at L on the pilot's seeds under the sweep's recipe, less 2 of the randomized model's SE.
+def verdict(rows=None) -> dict:
+    """For each (randomized scheme, task, recipe): how many pilot seeds reach the plain scheme's ceiling at L."""
+    rows = load() if rows is None else rows
+    plain = {}
+    for x in rows:
+        if (x["batch"], x["steps"], x["curriculum"]) == RECIPES[0]:
+            plain.setdefault((x["scheme"], x["task"]), []).append(x["accuracy"][0])
+    out = {}
+    for rand, base in PAIRS:
+        for task in TASKS:
+            ceiling = min(plain.get((base, task), [np.nan]))
+            for recipe in RECIPES:
+                got = [x for x in rows if (x["scheme"], x["task"]) == (rand, task)
+                       and (x["batch"], x["steps"], x["curriculum"]) == recipe]
+                reached = sum(x["accuracy"][0] >= ceiling - 2 * x["accuracy_se"][0] for x in got)
+                out[(rand, task, recipe)] = {"ceiling": ceiling, "reached": reached, "of": len(got),
+                                             "at_L": [x["accuracy"][0] for x in got],
+                                             "past_8L": [x["beyond"][-1] for x in got]}
+    return out
+
+
+def recipe_for(scheme, rows=None):
+    """The cheapest recipe of :data:`RECIPES` on which every pilot seed of ``scheme`` reaches the ceiling at L on
+    every task of :data:`TASKS`; None while no recipe does (or its rows are not all in). The rule, fixed before the
+    pilot's curriculum rows were trained."""
+    table = verdict(rows)
+    for recipe in RECIPES:
+        if all(table[(scheme, task, recipe)]["reached"] == len(SEEDS) for task in TASKS):
+            return recipe
+    return None
+
+
+def print_verdict() -> None:
+    for (rand, task, (batch, steps, cur)), v in verdict().items():
+        recipe = f"batch {batch}, {steps} steps{', curriculum' if cur else ''}"
+        at_l = ", ".join(f"{a:.3f}" for a in v["at_L"])
+        past = ", ".join(f"{a:.2f}" for a in v["past_8L"])
+        print(f"{rand:16s} {task:6s} {recipe:34s} ceiling {v['ceiling']:.3f}: {v['reached']} of {v['of']} "
+              f"reach it; at L [{at_l}]; past L at 8L [{past}]")
+    for rand, _ in PAIRS:
+        print(f"{rand}: recipe {recipe_for(rand)} (batch, steps, curriculum; None: no recipe reaches the ceiling yet)")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--verdict", action="store_true", help="print the table and the verdict; train nothing")
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args(argv)
+    if args.verdict:
+        print_verdict()
+    else:
+        run_missing(workers=args.workers)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -93,11 +93,10 @@ def _commit() -> str:
 
 
 def run_missing(workers=2) -> None:
+    """Train what is missing, one recipe at a time: a scheme whose seeds all reach the ceiling on a cheaper recipe
+    (:func:`recipe_for`) is not trained on the dearer ones."""
     from posenc_helpers.lab.pool import pool_map
 
-    done = {_key(x) for x in load()}
-    todo = [j for j in jobs() if j not in done]
-    print(f"{len(done)} rows done, {len(todo)} to train", flush=True)
     PATH.parent.mkdir(parents=True, exist_ok=True)
     commit = _commit()
 
@@ -108,7 +107,13 @@ def run_missing(workers=2) -> None:
         print(f"{_key(entry)}: at L {entry['accuracy'][0]:.4f} ± {entry['accuracy_se'][0]:.4f}, "
               f"past L at 8L {entry['beyond'][-1]:.3f}, {entry['seconds']} s", flush=True)
 
-    pool_map(row, todo, workers=workers, on_result=keep)
+    for recipe in RECIPES:
+        done = {_key(x) for x in load()}
+        settled = {rand for rand, _ in PAIRS if recipe_for(rand) is not None}
+        todo = [j for j in jobs() if j[2:5] == recipe and j not in done and j[0] not in settled]
+        print(f"recipe {recipe}: {len(todo)} to train; settled on a cheaper recipe: {sorted(settled)}", flush=True)
+        if todo:
+            pool_map(row, todo, workers=workers, on_result=lambda i, entry, todo=todo: keep(i, entry))
 
 
 #: A randomized model reaches the ceiling at L when its accuracy there is at least the lowest the plain scheme

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-PATH = Path(__file__).resolve().parent.parent / "docs" / "data" / "randomized_pilot.jsonl"
+PATH = Path(__file__).resolve().parent.parent / "runs" / "randomized_pilot.jsonl"
 
 #: Seeds no sweep uses and no held-out draw can give (those are 1,000-9,999).
 SEEDS = (500, 501, 502)

@@ -94,6 +94,7 @@ def _in_one_thread_worker(job):
 @pytest.mark.parametrize("job", [pytest.param(job, marks=() if job in IN_TEST else pytest.mark.full) for job in SAMPLE],
                          ids=lambda job: "-".join(map(str, job)))
 def test_a_retrained_row_matches_its_file(request, job):
+    _stored_by_this_code(job[0])
     tolerance = TEXT_TOLERANCE if job[0] == "text" else ROW_TOLERANCE
     if job in IN_TEST:
         row = request.getfixturevalue("retrained")[job]
@@ -115,6 +116,17 @@ def test_the_check_tells_another_text_seed_from_the_stored_one():
     assert worst > 10 * TEXT_TOLERANCE
 
 
+def _stored_by_this_code(kind):
+    # a headline file computed by other row code cannot match a row retrained by this code: say so, do not compare
+    if kind == "text":
+        return
+    path = results.RESULTS_PATH if kind == "sweep" else results.HELD_OUT_PATH
+    stamp = json.loads(path.read_text()).get("stamp")
+    if stamp != results.row_stamp():
+        pytest.xfail(f"{path.name} was computed by other row code (stamp {stamp!r}, this code's {results.row_stamp()!r}): "
+                     "the sweep is being re-scored by sequence (issue 43)")
+
+
 def retrain_changed(change):
     """NoPE on "prev", seed 0, with one setting changed, as the sweep's row keeps it."""
     import os
@@ -134,5 +146,6 @@ def retrain_changed(change):
 @pytest.mark.full
 @pytest.mark.parametrize("change", [{"steps": 1001}, {"lr": 3.3e-3}], ids=["one-step-more", "learning-rate"])
 def test_the_check_catches_one_step_more_and_another_learning_rate(change):
+    _stored_by_this_code("sweep")  # against a file of other code every row differs, which would prove nothing
     worst, where = largest_difference(retrain_changed(change), stored_row("sweep", 0, "prev", "none"))
     assert worst > 10 * ROW_TOLERANCE, (change, where, worst)

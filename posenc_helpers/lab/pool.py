@@ -12,6 +12,7 @@ module but :mod:`.cache`, for the folder :func:`resumable` keeps its rows in.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 __all__ = ["XLA_ONE_THREAD", "one_thread_worker", "pool_map", "resumable"]
 
@@ -68,7 +69,7 @@ def _partials():
     return None if folder is None else folder / "partials"
 
 
-def resumable(fn, jobs, *, name, workers=None, log=None) -> dict:
+def resumable(fn, jobs, *, name, workers=None, log=None, folder=None) -> dict:
     """:func:`pool_map` that keeps each finished result, so a stopped run started again computes only the rest.
 
     ``{job: fn(*job)}`` for every job (a tuple of JSON values; ``fn``'s result
@@ -77,10 +78,12 @@ def resumable(fn, jobs, *, name, workers=None, log=None) -> dict:
     found there is not computed again. ``name`` must change whenever what
     ``fn`` computes changes (the callers put a hash of their code and of the
     machine in it), so a stale result is never read. With the model cache off,
-    nothing is kept. ``log(line)`` hears of every result.
+    nothing is kept. ``log(line)`` hears of every result. ``folder`` keeps the partial file elsewhere (a sweep
+    that spans sessions keeps it in the repository, where a commit carries it to the next machine), whether or not
+    the model cache is on.
     """
     jobs = [tuple(job) for job in jobs]
-    folder = _partials()
+    folder = _partials() if folder is None else Path(folder)
     path = None if folder is None else folder / f"{name}.jsonl"
     done = {}
     if path is not None and path.is_file():

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .evaluate import SCALINGS, accuracy, learned_similarity
+from .evaluate import EVAL_SEQUENCES, SCALINGS, evaluate_cells, learned_similarity
 from .model import SCHEMES
 from .pool import XLA_ONE_THREAD, pool_map  # the pool has its own module; its names stay importable from here
 from .pool import one_thread_worker as _one_thread_worker  # noqa: F401
@@ -46,6 +46,7 @@ __all__ = [
     "pool_map", "sweep_row", "XLA_ONE_THREAD", "HELD_OUT", "held_out_sweep", "EXTRA_SEEDS", "FINETUNE_FACTOR", "FINETUNE_STEPS",
     "FINETUNE_METHODS", "ATTENTION_LENGTHS", "evaluate_run", "finetuned", "attention_numbers", "table_numbers", "head_numbers",
     "HELD_OUT_PATH", "save_held_out", "load_held_out", "grow", "FINETUNE_TARGET", "FINETUNE_SETTINGS", "IROPE_MASKS",
+    "ROWS", "ROW_OPTIONS", "model_of", "GRID_SEQUENCES", "row_stamp", "PARTIALS",
 ]
 
 #: Test lengths of the sweep: the training length 32 up to 8× it, in steps of 32.
@@ -88,6 +89,23 @@ FINETUNE_SETTINGS = tuple(("none" if m is None else m, m, None) for m in FINETUN
 #: The masks an "irope" model is also scored with past L, its RoPE layers' chunks swapped at test time.
 IROPE_MASKS = ("sliding", "full")
 
+#: The rows of the headline sweep beyond the schemes (issue 43 §3). Llama 4 trains on sequences far longer than its
+#: 8,192-token chunk, so chunk boundaries are in its training data; a chunk of L never acts in training. So
+#: "irope" trains with chunks of L/4, "irope_w16" with chunks of L/2, and "irope_w32" with chunks of L, the ablation
+#: whose chunks act only past L (the sweeps before this code trained "irope" that way).
+ROW_OPTIONS = {
+    "irope": {"rope_window": DEFAULTS["train_len"] // 4},
+    "irope_w16": {"rope_window": DEFAULTS["train_len"] // 2},
+    "irope_w32": {"rope_window": DEFAULTS["train_len"]},
+}
+
+#: Every row name of the headline sweep, per task and seed: the schemes, then the two other iRoPE chunks.
+ROWS = (*SCHEMES, "irope_w16", "irope_w32")
+
+#: Test sequences per cell of the factor grid (the slider demo's numbers): 8 factors x 8 lengths x 3 methods, so
+#: fewer than the :data:`.evaluate.EVAL_SEQUENCES` of every number a claim reads.
+GRID_SEQUENCES = 64
+
 #: Lengths at which the sweep measures attention (entropy, weight on the first token).
 ATTENTION_LENGTHS = (32, 64, 128, 256)
 
@@ -107,11 +125,42 @@ EXTRA_BUDGETS = {
 EXTRA_PATH = Path(__file__).with_name("results_extra.json")
 
 
+def model_of(name) -> tuple[str, dict]:
+    """The scheme a row of the sweep trains and its :class:`.model.Config` options: ``(scheme, options)``.
+
+    >>> model_of("alibi"), model_of("irope"), model_of("irope_w32")
+    (('alibi', {}), ('irope', {'rope_window': 8}), ('irope', {'rope_window': 32}))
+    """
+    if name not in ROWS:
+        raise ValueError(f"row must be one of {', '.join(map(repr, ROWS))}, got {name!r}")
+    return ("irope" if name in ROW_OPTIONS else name), dict(ROW_OPTIONS.get(name, {}))
+
+
+def _past(values):
+    # a row's number past L at each length: NaN at L, then the values at the lengths past it
+    return np.concatenate([[np.nan], np.asarray(values, dtype=float)])
+
+
+def _scored(run, lengths, *, seed, sequences=EVAL_SEQUENCES, **options) -> dict:
+    # evaluate_cells: accuracy over all positions and past L (and past a fine-tune's length), each with its SE
+    # over the test sequences
+    return evaluate_cells(run, lengths, seed=seed, sequences=sequences, **options)
+
+
+def _scored_past(run, lengths, *, seed, **options) -> tuple[np.ndarray, np.ndarray]:
+    # (accuracy past L, its SE) at each length, NaN at L: scored only at the lengths past L
+    past = [n for n in lengths if n > run.train_len]
+    cells = _scored(run, past, seed=seed, **options)
+    return _past(cells["beyond"]), _past(cells["beyond_se"])
+
+
 def finetuned(run, *, seed, lengths, keys=None) -> dict:
     """Fine-tune a RoPE run at :data:`FINETUNE_FACTOR` × L per setting and step count, and score each.
 
-    ``{key: {str(steps): {"accuracy": array, "beyond": array}}}`` at
-    ``lengths`` (``"beyond"`` NaN at L), one key per setting of
+    ``{key: {str(steps): {"accuracy", "beyond", "tuned", and each one's
+    "_se"}}}`` at ``lengths`` (``"beyond"`` NaN at L; ``"tuned"``, past the
+    fine-tune length 4L, NaN up to it), each over the test sequences with its
+    SE over them (:func:`.evaluate.evaluate_cells`), one key per setting of
     :data:`FINETUNE_SETTINGS` (or of ``keys``): ``"none"``, ``"pi"``,
     ``"ntk"``, ``"yarn"`` rescale for the fine-tune length (s = 4), and
     ``"pi_s8"``, ``"ntk_s8"``, ``"yarn_s8"`` for the target 8L (s = 8). One
@@ -120,7 +169,6 @@ def finetuned(run, *, seed, lengths, keys=None) -> dict:
     steps are the 25-step fine-tune.
     """
     length = FINETUNE_FACTOR * run.train_len
-    past = [n for n in lengths if n > run.train_len]
     settings = [s for s in FINETUNE_SETTINGS if keys is None or s[0] in keys]
     out = {}
     for key, method, factor in settings:
@@ -130,11 +178,7 @@ def finetuned(run, *, seed, lengths, keys=None) -> dict:
             checkpoints=FINETUNE_STEPS, factor=factor,
         )
         for steps in FINETUNE_STEPS:
-            ft = path[steps]
-            out[key][str(steps)] = {
-                "accuracy": accuracy(ft, lengths, seed=seed),
-                "beyond": np.concatenate([[np.nan], accuracy(ft, past, seed=seed, positions="beyond")]),
-            }
+            out[key][str(steps)] = _scored(path[steps], lengths, seed=seed)
     return out
 
 
@@ -167,7 +211,11 @@ def attention_numbers(run, *, seed) -> dict:
 def evaluate_run(run, *, seed=0, lengths=SWEEP_LENGTHS, grid=True, tune=True) -> dict:
     """Every number a sweep keeps for one trained run (NaN: cannot run).
 
-    ``accuracy`` and ``beyond`` (positions past L) at ``lengths``; for every
+    ``accuracy`` and ``beyond`` (positions past L) at ``lengths``, each the
+    mean over :data:`.evaluate.EVAL_SEQUENCES` test sequences, with its SE
+    over them beside it (``accuracy_se``, ``beyond_se``; likewise every
+    accuracy below but the factor grid's, which is scored on
+    :data:`GRID_SEQUENCES` and keeps no SE); for every
     scheme but the learned table ``logn`` (past L, log-n query scaling);
     for RoPE ``scaled`` (past L, s = T/L: PI, NTK, YaRN with the lab's
     thresholds, and YaRN with LLaMA's, ``yarn_llama``), with ``grid=True`` the
@@ -181,25 +229,23 @@ def evaluate_run(run, *, seed=0, lengths=SWEEP_LENGTHS, grid=True, tune=True) ->
     """
     from .evaluate import YARN_LLAMA
 
-    past = [n for n in lengths if n > run.train_len]
-    nan = np.array([np.nan])
-    out = {
-        "accuracy": accuracy(run, lengths, seed=seed),
-        "beyond": np.concatenate([nan, accuracy(run, past, seed=seed, positions="beyond")]),
-    }
+    cells = _scored(run, lengths, seed=seed)
+    out = {k: cells[k] for k in ("accuracy", "accuracy_se", "beyond", "beyond_se")}
     if run.scheme != "learned":
-        out["logn"] = np.concatenate([nan, accuracy(run, past, seed=seed, positions="beyond", logn=True)])
+        out["logn"], out["logn_se"] = _scored_past(run, lengths, seed=seed, logn=True)
     if run.scheme == "rope":
-        beyond = {m: accuracy(run, past, seed=seed, positions="beyond", method=m) for m in SCALINGS}
-        beyond["yarn_llama"] = accuracy(run, past, seed=seed, positions="beyond", method="yarn", **YARN_LLAMA)
-        out["scaled"] = {m: np.concatenate([nan, a]) for m, a in beyond.items()}
+        how = {m: {"method": m} for m in SCALINGS} | {"yarn_llama": {"method": "yarn", **YARN_LLAMA}}
+        scored = {m: _scored_past(run, lengths, seed=seed, **options) for m, options in how.items()}
+        out["scaled"] = {m: a for m, (a, _) in scored.items()}
+        out["scaled_se"] = {m: se for m, (_, se) in scored.items()}
         if grid:
             out.update(factor_grid(run, seed=seed, lengths=lengths))
         if tune:
             out["finetune"] = finetuned(run, seed=seed, lengths=lengths)
     if run.scheme == "irope":
-        out["masks"] = {m: np.concatenate([nan, accuracy(_with_mask(run, m), past, seed=seed, positions="beyond")])
-                        for m in IROPE_MASKS}
+        masked = {m: _scored_past(_with_mask(run, m), lengths, seed=seed) for m in IROPE_MASKS}
+        out["masks"] = {m: a for m, (a, _) in masked.items()}
+        out["masks_se"] = {m: se for m, (_, se) in masked.items()}
     if run.scheme == "learned":
         out["table"] = table_numbers(run)
     if run.task == "prev":
@@ -220,16 +266,14 @@ def factor_grid(run, *, seed, lengths=SWEEP_LENGTHS) -> dict:
 
     ``{method: array (factors, lengths)}``, accuracy over all positions, and
     ``{"grid_beyond": {method: array}}``, past L only (NaN at L):
-    ``[f, j]`` is the accuracy at ``lengths[j]`` with factor ``FACTORS[f]``.
+    ``[f, j]`` is the accuracy at ``lengths[j]`` with factor ``FACTORS[f]``,
+    over :data:`GRID_SEQUENCES` test sequences.
     """
-    past = [n for n in lengths if n > run.train_len]
     out = {"grid_beyond": {}}
     for method in SCALINGS:
-        out[method] = np.array([accuracy(run, lengths, seed=seed, method=method, factor=f) for f in FACTORS])
-        out["grid_beyond"][method] = np.array([
-            np.concatenate([[np.nan], accuracy(run, past, seed=seed, positions="beyond", method=method, factor=f)])
-            for f in FACTORS
-        ])
+        cells = [_scored(run, lengths, seed=seed, method=method, factor=f, sequences=GRID_SEQUENCES) for f in FACTORS]
+        out[method] = np.array([c["accuracy"] for c in cells])
+        out["grid_beyond"][method] = np.array([c["beyond"] for c in cells])
     return out
 
 
@@ -284,10 +328,14 @@ def table_numbers(run) -> dict:
     }
 
 
-def sweep_row(seed, task, scheme, steps=DEFAULTS["steps"], grid=True, tune=True) -> dict:
-    """Train one (seed, task, scheme) at the notebook's budget and keep :func:`evaluate_run`'s numbers."""
+def sweep_row(seed, task, name, steps=DEFAULTS["steps"], grid=True, tune=True) -> dict:
+    """Train one (seed, task, row) at the notebook's budget and keep :func:`evaluate_run`'s numbers.
+
+    ``name`` is a row of :data:`ROWS`: a scheme, or an iRoPE chunk (:func:`model_of`).
+    """
     start = time.perf_counter()
-    run = train(scheme, task, seed=seed, steps=steps, progress=False)
+    scheme, options = model_of(name)
+    run = train(scheme, task, seed=seed, steps=steps, progress=False, **options)
     trained = time.perf_counter() - start
     entry = evaluate_run(run, seed=seed, grid=grid, tune=tune)
     entry["train_seconds"] = trained
@@ -296,13 +344,56 @@ def sweep_row(seed, task, scheme, steps=DEFAULTS["steps"], grid=True, tune=True)
     return entry
 
 
-def sweep(
-    seeds=SEEDS, *, tasks=TASKS, schemes=SCHEMES, log=None, workers=None, steps=DEFAULTS["steps"],
-    grid=True, tune=True, on_result=None,
-) -> dict:
-    """Train and evaluate every (seed, task, scheme) in a pool: ``{(seed, task, scheme): {...}}`` plus timings.
+#: Where a sweep keeps each finished row while it runs (``runs/partials/`` in the repository, one file per
+#: :func:`row_stamp`): committed, a stopped sweep resumes on another machine or in a later session.
+PARTIALS = Path(__file__).resolve().parents[2] / "runs" / "partials"
 
-    ``on_result(table)`` is called after each finished job with what has finished so far.
+#: The functions that compute a row, whose code :func:`row_stamp` hashes (with the modules they run).
+_ROW_CODE = ("model_of", "_past", "_scored", "_scored_past", "finetuned", "attention_numbers", "evaluate_run",
+             "_with_mask", "factor_grid", "head_numbers", "table_numbers", "sweep_row", "extra_run", "_clean")
+
+
+def row_stamp() -> str:
+    """16 hex digits that name the code a row of the sweeps is computed by: the row functions of this module
+    (:data:`_ROW_CODE`), the settings they read, the whole of the modules they run (model, train, tasks, evaluate,
+    and the statistics of :mod:`.stats` a row keeps), without comments or docstrings. A stored file records it; rows
+    computed by other code are never mixed into it (:func:`grow`, :func:`add_rows`, :func:`held_out_sweep`), and a
+    sweep's partial rows are kept under it (:data:`PARTIALS`).
+    """
+    import hashlib
+    import importlib
+    import inspect
+    import textwrap
+
+    from . import stats
+    from .cache import code_text
+
+    modules = [importlib.import_module(f"{__package__}.{name}") for name in ("model", "train", "tasks", "evaluate")]
+    parts = [code_text(Path(m.__file__).read_text(encoding="utf-8")) for m in modules]
+    functions = [globals()[name] for name in _ROW_CODE] + [stats.per_sequence, stats.summarize]
+    parts += [code_text(textwrap.dedent(inspect.getsource(f))) for f in functions]
+    parts.append(repr((SWEEP_LENGTHS, FACTORS, FINETUNE_FACTOR, FINETUNE_STEPS, FINETUNE_SETTINGS, FINETUNE_TARGET,
+                       IROPE_MASKS, ATTENTION_LENGTHS, EXTRA_LENGTHS, EXTRA_BUDGETS, ROW_OPTIONS, ROWS, GRID_SEQUENCES,
+                       DEFAULTS, FINETUNE, EVAL_SEQUENCES)))
+    return hashlib.sha256("\n\0".join(parts).encode()).hexdigest()[:16]
+
+
+def _stored_row(seed, task, name, steps, grid, tune) -> dict:
+    # one job of a kept sweep: the row as the file keeps it (JSON, rounded by _clean)
+    entry = sweep_row(seed, task, name, steps, grid, tune)
+    return {k: _clean(v) for k, v in entry.items() if k in KEPT or k.endswith("_seconds")}
+
+
+def sweep(
+    seeds=SEEDS, *, tasks=TASKS, schemes=ROWS, log=None, workers=None, steps=DEFAULTS["steps"],
+    grid=True, tune=True, on_result=None, keep=False,
+) -> dict:
+    """Train and evaluate every (seed, task, row) in a pool: ``{(seed, task, row): {...}}`` plus timings.
+
+    ``on_result(table)`` is called after each finished job with what has finished so far. With ``keep=True``
+    every finished row is also appended to a partial file in :data:`PARTIALS` named by :func:`row_stamp`, and the
+    rows already there are read, not trained again (:func:`.pool.resumable`); numbers then come back as the file
+    keeps them (4 decimals).
     """
     keys = [(seed, task, scheme) for seed in seeds for task in tasks for scheme in schemes]
     table = {}
@@ -316,7 +407,18 @@ def sweep(
         if on_result is not None:
             on_result(table)
 
-    pool_map(sweep_row, [key + (steps, grid, tune) for key in keys], workers=workers, on_result=done)
+    jobs = [key + (steps, grid, tune) for key in keys]
+    if not keep:
+        pool_map(sweep_row, jobs, workers=workers, on_result=done)
+        return table
+    from .pool import resumable
+
+    kept = resumable(_stored_row, jobs, name=f"results-{row_stamp()}", folder=PARTIALS, workers=workers, log=log)
+    for i, job in enumerate(jobs):
+        entry = {k: (v if k == "final_loss" or k.endswith("_seconds") else _restore(v)) for k, v in kept[job].items()}
+        table[keys[i]] = entry
+    if on_result is not None:
+        on_result(table)
     return table
 
 
@@ -352,13 +454,14 @@ def _nan(x):
 #: The keys of a sweep entry that the results files keep (timings stay out).
 KEPT = (
     "accuracy", "beyond", "logn", "scaled", "finetune", "masks", "table", "head", "attention", "final_loss", "grid_beyond",
+    "accuracy_se", "beyond_se", "logn_se", "scaled_se", "masks_se",
 ) + SCALINGS
 
 
 def _rows(table, tasks):
     def order(item):
         (seed, task, scheme), _ = item
-        return seed, tasks.index(task), SCHEMES.index(scheme)
+        return seed, tasks.index(task), ROWS.index(scheme)
 
     rows = []
     for (seed, task, scheme), entry in sorted(table.items(), key=order):
@@ -386,9 +489,19 @@ def save(table, path=RESULTS_PATH, *, seconds=None) -> None:
         "finetune": {"factor": FINETUNE_FACTOR, "target_factor": FINETUNE_TARGET, "steps": list(FINETUNE_STEPS), **FINETUNE},
         "versions": _versions(),
         "seconds": seconds,
+        "stamp": row_stamp(),
         "rows": _rows(table, TASKS),
     }
     Path(path).write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def _check_stamp(doc, path) -> None:
+    # rows are added only to a file computed by this very code
+    if doc.get("stamp") != row_stamp():
+        raise RuntimeError(
+            f"{Path(path).name} was computed by other row code (stamp {doc.get('stamp')!r}; this code's is "
+            f"{row_stamp()!r}): regenerate it (make lab-results, make lab-results-extra) before adding rows to it"
+        )
 
 
 def _table(doc) -> dict:
@@ -420,27 +533,25 @@ def load(path=RESULTS_PATH) -> dict:
 def extra_run(seed, task, scheme) -> dict:
     """Train one (seed, extra task, scheme) at :data:`EXTRA_BUDGETS` and evaluate it at :data:`EXTRA_LENGTHS`.
 
-    Returns ``{"accuracy": array, "beyond": array, "final_loss": float}``
-    (NaN: a length the model cannot run, the learned table past its size;
-    ``beyond`` is NaN at L). A RoPE model on ``"recall"``, the task whose
+    Returns ``{"accuracy": array, "beyond": array, their SEs over the test
+    sequences ("accuracy_se", "beyond_se"), "final_loss": float}`` (NaN: a
+    length the model cannot run, the learned table past its size; ``beyond``
+    is NaN at L). A RoPE model on ``"recall"``, the task whose
     answer sits at a distance from the query that grows and varies (found by
     content, at positions 1 to 15), is also fine-tuned as the
     headline ones are (``"finetune"``, see :func:`finetuned`).
     """
     budget = EXTRA_BUDGETS[task]
-    run = train(scheme, task, seed=seed, steps=budget["steps"], lr=budget["lr"], progress=False)
-    past = [n for n in EXTRA_LENGTHS if n > run.train_len]
-    entry = {
-        "accuracy": accuracy(run, EXTRA_LENGTHS, seed=seed),
-        "beyond": np.concatenate([[np.nan], accuracy(run, past, seed=seed, positions="beyond")]),
-        "final_loss": float(run.losses[-1]),
-    }
+    name, options = model_of(scheme)
+    run = train(name, task, seed=seed, steps=budget["steps"], lr=budget["lr"], progress=False, **options)
+    cells = _scored(run, EXTRA_LENGTHS, seed=seed)
+    entry = {k: cells[k] for k in ("accuracy", "accuracy_se", "beyond", "beyond_se")}
+    entry["final_loss"] = float(run.losses[-1])
     if scheme == "rope" and task == "recall":
         entry["finetune"] = finetuned(run, seed=seed, lengths=EXTRA_LENGTHS)
-        entry["scaled"] = {
-            m: np.concatenate([[np.nan], accuracy(run, past, seed=seed, positions="beyond", method=m)])
-            for m in SCALINGS
-        }
+        scored = {m: _scored_past(run, EXTRA_LENGTHS, seed=seed, method=m) for m in SCALINGS}
+        entry["scaled"] = {m: a for m, (a, _) in scored.items()}
+        entry["scaled_se"] = {m: se for m, (_, se) in scored.items()}
     return entry
 
 
@@ -483,7 +594,9 @@ def held_out_sweep(seeds=HELD_OUT, *, workers=None) -> tuple[dict, dict]:
     job, so that a worker compiles each configuration once, measured no faster:
     997 s against 978 s for the two held-out seeds.)
     """
-    jobs = [("sweep", seed, task, scheme) for seed in seeds for task in TASKS for scheme in SCHEMES]
+    for path in (RESULTS_PATH, EXTRA_PATH):
+        _check_stamp(json.loads(path.read_text()), path)
+    jobs = [("sweep", seed, task, scheme) for seed in seeds for task in TASKS for scheme in ROWS]
     jobs += [("extra", seed, task, scheme) for seed in seeds for task in EXTRA_BUDGETS for scheme in SCHEMES]
     jobs.sort(key=lambda job: job[3] != "rope")  # stable: the RoPE jobs first, the rest in order
     tables = {"sweep": {}, "extra": {}}
@@ -507,6 +620,7 @@ def save_extra(table, path=EXTRA_PATH, *, seconds=None) -> None:
         "finetune": {"factor": FINETUNE_FACTOR, "target_factor": FINETUNE_TARGET, "steps": list(FINETUNE_STEPS), **FINETUNE},
         "versions": _versions(),
         "seconds": seconds,
+        "stamp": row_stamp(),
         "rows": _rows(table, order),
     }
     Path(path).write_text(json.dumps(doc, indent=1) + "\n")
@@ -547,6 +661,7 @@ def save_held_out(head, extra, path=HELD_OUT_PATH, *, seconds=None) -> None:
         "finetune": {"factor": FINETUNE_FACTOR, "target_factor": FINETUNE_TARGET, "steps": list(FINETUNE_STEPS), **FINETUNE},
         "versions": _versions(),
         "seconds": seconds,
+        "stamp": row_stamp(),
         "rows": _rows(head, TASKS),
         "extra_rows": _rows(extra, list(EXTRA_BUDGETS)),
     }
@@ -603,6 +718,8 @@ def add_rows(*, workers=None, log=print) -> dict:
     start = time.perf_counter()
     files = {RESULTS_PATH: ("sweep", "rows"), EXTRA_PATH: ("extra", "rows"), HELD_OUT_PATH: ("heldout", None)}
     docs = {path: json.loads(path.read_text()) for path in files}
+    for path, doc in docs.items():
+        _check_stamp(doc, path)
     what = "irope, s = 8 fine-tunes, factor grid past L"
     before = {path: doc.get("added", {}).get(what, {}).get("seconds", 0) for path, doc in docs.items()}
     jobs = []
@@ -666,11 +783,13 @@ def grow(seeds, *, extra=False, path=None, workers=None, log=print) -> int:
     """
     path = Path(path if path is not None else EXTRA_PATH if extra else RESULTS_PATH)
     doc = json.loads(path.read_text())
+    _check_stamp(doc, path)
     new = [int(s) for s in seeds if int(s) not in doc["seeds"]]
     if not new or len(set(new)) != len(new):
         raise ValueError(f"seeds={list(seeds)!r}: give seeds the file does not hold yet, once each (it holds {doc['seeds']})")
     tasks = tuple(EXTRA_BUDGETS) if extra else TASKS
-    keys = [(seed, task, scheme) for seed in new for task in tasks for scheme in SCHEMES]
+    names = SCHEMES if extra else ROWS
+    keys = [(seed, task, scheme) for seed in new for task in tasks for scheme in names]
     pending = {seed: {} for seed in new}
     start = time.perf_counter()
     before = doc.get("grown", {}).get("seconds", 0)
@@ -679,10 +798,10 @@ def grow(seeds, *, extra=False, path=None, workers=None, log=print) -> int:
         seed, task, scheme = keys[i]
         pending[seed][(seed, task, scheme)] = entry
         log(f"{time.perf_counter() - start:6.0f} s  seed {seed} {task} {scheme}")
-        if len(pending[seed]) < len(tasks) * len(SCHEMES):
+        if len(pending[seed]) < len(tasks) * len(names):
             return
         rows = doc["rows"] + _rows(pending.pop(seed), list(tasks))
-        doc["rows"] = sorted(rows, key=lambda r: (r["seed"], tasks.index(r["task"]), SCHEMES.index(r["scheme"])))
+        doc["rows"] = sorted(rows, key=lambda r: (r["seed"], tasks.index(r["task"]), ROWS.index(r["scheme"])))
         doc["seeds"] = sorted({r["seed"] for r in doc["rows"]})
         doc["grown"] = {"seconds": before + round(time.perf_counter() - start)}
         path.write_text(json.dumps(doc, indent=1) + "\n")
@@ -711,7 +830,7 @@ def main_extra(seeds=EXTRA_SEEDS) -> None:
 def main() -> None:
     start = time.perf_counter()
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()}", flush=True)
-    table = sweep(log=lambda line: print(line, flush=True), on_result=save)
+    table = sweep(log=lambda line: print(line, flush=True), keep=True)
     save(table, seconds=round(time.perf_counter() - start))
     print(f"wrote {RESULTS_PATH} in {time.perf_counter() - start:.0f} s, load average {os.getloadavg()}")
 

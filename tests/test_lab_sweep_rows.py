@@ -1,0 +1,105 @@
+"""The headline sweep's rows scored by sequence (issue 43 §1, §3): each accuracy with its SE over the test
+sequences, iRoPE trained with chunks shorter than L, a stamp that names the row code, and partial rows kept where a
+commit carries them."""
+
+import json
+
+import numpy as np
+import pytest
+
+from posenc_helpers.lab import results
+from posenc_helpers.lab.evaluate import evaluate_cells
+from posenc_helpers.lab.train import finetune, train
+
+TINY = dict(train_len=8, d_model=16, heads=2, layers=2, steps=3, progress=False)
+LENGTHS = [8, 16, 24]
+
+
+def test_each_row_trains_its_scheme_with_its_chunk():
+    assert results.model_of("rope") == ("rope", {})
+    assert results.model_of("irope") == ("irope", {"rope_window": 8})  # L/4
+    assert results.model_of("irope_w16") == ("irope", {"rope_window": 16})  # L/2
+    assert results.model_of("irope_w32") == ("irope", {"rope_window": 32})  # L, the ablation
+    assert set(results.ROWS) == set(results.SCHEMES) | {"irope_w16", "irope_w32"}
+    with pytest.raises(ValueError, match="row must be one of .* got 'irope_w8'"):
+        results.model_of("irope_w8")
+
+
+@pytest.fixture(scope="module")
+def rope_run():
+    return train("rope", "prev", seed=0, **TINY)
+
+
+def test_every_accuracy_of_a_row_is_evaluate_cells_with_its_se(rope_run):
+    row = results.evaluate_run(rope_run, seed=0, lengths=LENGTHS, grid=False, tune=False)
+    whole = evaluate_cells(rope_run, LENGTHS, seed=0)
+    for k in ("accuracy", "accuracy_se", "beyond", "beyond_se"):
+        np.testing.assert_array_equal(row[k], whole[k])
+    # the numbers past L are scored at the lengths past L only, NaN at L
+    logn = evaluate_cells(rope_run, LENGTHS[1:], seed=0, logn=True)
+    np.testing.assert_array_equal(row["logn"], np.r_[np.nan, logn["beyond"]])
+    np.testing.assert_array_equal(row["logn_se"], np.r_[np.nan, logn["beyond_se"]])
+    ntk = evaluate_cells(rope_run, LENGTHS[1:], seed=0, method="ntk")
+    np.testing.assert_array_equal(row["scaled"]["ntk"], np.r_[np.nan, ntk["beyond"]])
+    np.testing.assert_array_equal(row["scaled_se"]["ntk"], np.r_[np.nan, ntk["beyond_se"]])
+    assert set(row["scaled"]) == set(row["scaled_se"]) == {"pi", "ntk", "yarn", "yarn_llama"}
+    # an SE over 256 sequences: positive where the score is strictly between 0 and 1
+    inside = (row["beyond"] > 0) & (row["beyond"] < 1)
+    assert (row["beyond_se"][inside] > 0).all()
+
+
+def test_a_fine_tune_is_also_scored_past_its_own_length(rope_run):
+    out = results.finetuned(rope_run, seed=0, lengths=[8, 32, 40], keys=("none",))
+    cell = out["none"]["25"]
+    assert set(cell) == {"accuracy", "accuracy_se", "beyond", "beyond_se", "tuned", "tuned_se"}
+    # the fine-tune is at 4L = 32: "tuned" is NaN up to it and a score past it
+    assert np.isnan(cell["tuned"][:2]).all() and 0 <= cell["tuned"][2] <= 1
+    ft = finetune(rope_run, length=32, method=None, steps=25, seed=0, progress=False)
+    np.testing.assert_array_equal(cell["tuned"], evaluate_cells(ft, [8, 32, 40], seed=0)["tuned"])
+
+
+def test_an_irope_row_keeps_each_mask_with_its_se():
+    run = train("irope", "prev", seed=0, rope_window=2, **TINY)
+    row = results.evaluate_run(run, seed=0, lengths=LENGTHS, grid=False, tune=False)
+    assert set(row["masks"]) == set(row["masks_se"]) == set(results.IROPE_MASKS)
+    assert np.isnan(row["masks"]["full"][0]) and np.isfinite(row["masks_se"]["full"][1:]).all()
+
+
+def test_the_stamp_names_the_row_code(monkeypatch):
+    stamp = results.row_stamp()
+    assert len(stamp) == 16 and stamp == results.row_stamp()
+    monkeypatch.setattr(results, "GRID_SEQUENCES", 32)
+    assert results.row_stamp() != stamp
+    monkeypatch.undo()
+    monkeypatch.setattr(results, "_ROW_CODE", results._ROW_CODE[:-1])  # one function fewer hashed
+    assert results.row_stamp() != stamp
+
+
+def test_rows_are_never_mixed_into_a_file_of_other_row_code(tmp_path):
+    doc = json.loads(results.RESULTS_PATH.read_text())
+    if doc.get("stamp") == results.row_stamp():
+        pytest.skip("the stored sweep is this code's: nothing to refuse")
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(RuntimeError, match=r"results.json was computed by other row code .*regenerate it"):
+        results.grow([12345], path=path)
+
+
+def test_a_kept_sweep_resumes_from_its_partial_file(tmp_path, monkeypatch):
+    calls = []
+
+    def fake_row(seed, task, name, steps, grid, tune):
+        calls.append((seed, task, name))
+        return {"accuracy": [0.5], "final_loss": 1.0, "train_seconds": 0.0, "eval_seconds": 0.0}
+
+    monkeypatch.setattr(results, "PARTIALS", tmp_path)
+    monkeypatch.setattr(results, "_stored_row", fake_row)
+    kw = dict(tasks=("prev",), schemes=("alibi", "rope"), workers=1, keep=True)
+    first = results.sweep((0,), **kw)
+    assert calls == [(0, "prev", "alibi"), (0, "prev", "rope")]
+    files = list(tmp_path.glob("results-*.jsonl"))
+    assert [f.name for f in files] == [f"results-{results.row_stamp()}.jsonl"]
+    assert len(files[0].read_text().splitlines()) == 2
+    again = results.sweep((0, 1), **kw)  # seed 0 read back, only seed 1 trained
+    assert calls[2:] == [(1, "prev", "alibi"), (1, "prev", "rope")]
+    np.testing.assert_array_equal(again[(0, "prev", "rope")]["accuracy"], first[(0, "prev", "rope")]["accuracy"])

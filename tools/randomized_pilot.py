@@ -37,7 +37,11 @@ SEEDS = (500, 501, 502)
 RECIPES = ((32, 1000, False), (128, 3000, True), (128, 6000, True))
 
 #: Each randomized scheme and the plain scheme it randomizes (the ceiling it must reach at L).
-PAIRS = (("rand_alibi", "alibi"), ("rand_rope", "rope"), ("rand_sinusoidal", "sinusoidal"))
+PAIRS = (("rand_alibi", "alibi"), ("rand_rope", "rope"), ("rand_sinusoidal", "sinusoidal"), ("rand_learned", "learned"))
+
+#: How far below the plain scheme's ceiling at L a randomized model may score and still count as reaching it: one
+#: fixed tolerance for every model, so a noisier model gets no looser bar (a bar of k of its own SE would).
+TOLERANCE = 0.002
 
 TASKS = ("prev", "first")
 
@@ -117,7 +121,10 @@ def run_missing(workers=2) -> None:
 
 
 #: A randomized model reaches the ceiling at L when its accuracy there is at least the lowest the plain scheme
-#: scores at L on the pilot's seeds under the sweep's recipe, less 2 of the randomized model's SE.
+#: scores at L on the pilot's seeds under the sweep's recipe, less :data:`TOLERANCE`. (Until 2026-12-07, before any
+#: curriculum row was trained, the bar was 2 of the randomized model's own SE; a review found it looser for noisier
+#: models. The sweep's-recipe rows then trained miss the ceiling on prev and reach it on first under either bar,
+#: but for rand_alibi on first at seed 500, 0.9932 against 1.0, which only the old bar let pass.)
 def verdict(rows=None) -> dict:
     """For each (randomized scheme, task, recipe): how many pilot seeds reach the plain scheme's ceiling at L."""
     rows = load() if rows is None else rows
@@ -132,7 +139,7 @@ def verdict(rows=None) -> dict:
             for recipe in RECIPES:
                 got = [x for x in rows if (x["scheme"], x["task"]) == (rand, task)
                        and (x["batch"], x["steps"], x["curriculum"]) == recipe]
-                reached = sum(x["accuracy"][0] >= ceiling - 2 * x["accuracy_se"][0] for x in got)
+                reached = sum(x["accuracy"][0] >= ceiling - TOLERANCE for x in got)
                 out[(rand, task, recipe)] = {"ceiling": ceiling, "reached": reached, "of": len(got),
                                              "at_L": [x["accuracy"][0] for x in got],
                                              "past_8L": [x["beyond"][-1] for x in got]}
@@ -141,8 +148,10 @@ def verdict(rows=None) -> dict:
 
 def recipe_for(scheme, rows=None):
     """The cheapest recipe of :data:`RECIPES` on which every pilot seed of ``scheme`` reaches the ceiling at L on
-    every task of :data:`TASKS`; None while no recipe does (or its rows are not all in). The rule, fixed before the
-    pilot's curriculum rows were trained."""
+    every task of :data:`TASKS`; None while no recipe does (or its rows are not all in). If no recipe does once
+    every row is in, the length sweep takes the dearest recipe, and its claims say the scheme stays below the
+    ceiling at L there. Three of three seeds bound the per-seed failure rate only below 63 % (95 %): a pilot's
+    verdict, not a claim. The rule, fixed before the pilot's curriculum rows were trained."""
     table = verdict(rows)
     for recipe in RECIPES:
         if all(table[(scheme, task, recipe)]["reached"] == len(SEEDS) for task in TASKS):

@@ -147,10 +147,10 @@ def test_held_out_sweep_runs_both_sweeps_rows_in_one_pool(monkeypatch):
     head, more = results.held_out_sweep((11, 12))
     assert checked == [results.RESULTS_PATH, results.EXTRA_PATH]  # both sweeps' files are checked first
     (jobs,) = calls
-    assert len(jobs) == 4 * len(results.ROWS) + 4 * len(results.SCHEMES)
+    assert len(jobs) == 8 * len(results.ROWS)  # both sweeps train every row, the other iRoPE chunks included
     assert [job[3] for job in jobs[:8]] == ["rope"] * 8 and "rope" not in [job[3] for job in jobs[8:]]
     assert set(head) == {(s, t, m) for s in (11, 12) for t in results.TASKS for m in results.ROWS}
-    assert set(more) == {(s, t, m) for s in (11, 12) for t in results.EXTRA_BUDGETS for m in results.SCHEMES}
+    assert set(more) == {(s, t, m) for s in (11, 12) for t in results.EXTRA_BUDGETS for m in results.ROWS}
     assert all(head[k] == ("sweep", *k) for k in head) and all(more[k] == ("extra", *k) for k in more)
 
 

@@ -17,9 +17,10 @@ LENGTHS = [8, 16, 24]
 
 def test_each_row_trains_its_scheme_with_its_chunk():
     assert results.model_of("rope") == ("rope", {})
-    assert results.model_of("irope") == ("irope", {"rope_window": 8})  # L/4
-    assert results.model_of("irope_w16") == ("irope", {"rope_window": 16})  # L/2
-    assert results.model_of("irope_w32") == ("irope", {"rope_window": 32})  # L, the ablation
+    # chunks of L/4, L/2 and L (the ablation), and Llama 4's floor_scale = chunk for the NoPE layer's temperature
+    assert results.model_of("irope") == ("irope", {"rope_window": 8, "floor_scale": 8})
+    assert results.model_of("irope_w16") == ("irope", {"rope_window": 16, "floor_scale": 16})
+    assert results.model_of("irope_w32") == ("irope", {"rope_window": 32, "floor_scale": 32})
     assert set(results.ROWS) == set(results.SCHEMES) | {"irope_w16", "irope_w32"}
     with pytest.raises(ValueError, match="row must be one of .* got 'irope_w8'"):
         results.model_of("irope_w8")
@@ -46,6 +47,21 @@ def test_every_accuracy_of_a_row_is_evaluate_cells_with_its_se(rope_run):
     # an SE over 256 sequences: positive where the score is strictly between 0 and 1
     inside = (row["beyond"] > 0) & (row["beyond"] < 1)
     assert (row["beyond_se"][inside] > 0).all()
+
+
+def test_attention_and_head_numbers_carry_their_se(rope_run):
+    from posenc_helpers.lab.evaluate import attention_entropy, attention_to_first
+
+    out = results.attention_numbers(rope_run, seed=0)
+    T = out["lengths"][1]  # a length past L: the queries past L
+    row = out["none"][1]
+    np.testing.assert_allclose(row["entropy"], attention_entropy(rope_run, T, seed=0)["entropy"], rtol=1e-6)
+    np.testing.assert_allclose(row["to_first"], attention_to_first(rope_run, T, seed=0), rtol=1e-6)
+    assert row["entropy_se"].shape == row["entropy"].shape and (row["entropy_se"] > 0).all()
+    assert row["to_first_se"].shape == row["to_first"].shape and (row["to_first_se"] >= 0).all()
+    head = results.head_numbers(rope_run)
+    assert len(head["one_back"]) == len(head["one_back_se"]) == 2 and all(se >= 0 for se in head["one_back_se"])
+    assert 0 <= head["fast_share"] <= 1 and head["fast_share_se"] >= 0
 
 
 def test_a_fine_tune_is_also_scored_past_its_own_length(rope_run):
@@ -90,7 +106,7 @@ def test_a_kept_sweep_resumes_from_its_partial_file(tmp_path, monkeypatch):
 
     def fake_row(seed, task, name, steps, grid, tune):
         calls.append((seed, task, name))
-        return {"accuracy": [0.5], "final_loss": 1.0, "train_seconds": 0.0, "eval_seconds": 0.0}
+        return {"accuracy": [0.5], "final_loss": 1.0, "train_seconds": 0.0, "eval_seconds": 0.0, "machine": {"cpu": 1}}
 
     monkeypatch.setattr(results, "PARTIALS", tmp_path)
     monkeypatch.setattr(results, "_stored_row", fake_row)
@@ -103,3 +119,5 @@ def test_a_kept_sweep_resumes_from_its_partial_file(tmp_path, monkeypatch):
     again = results.sweep((0, 1), **kw)  # seed 0 read back, only seed 1 trained
     assert calls[2:] == [(1, "prev", "alibi"), (1, "prev", "rope")]
     np.testing.assert_array_equal(again[(0, "prev", "rope")]["accuracy"], first[(0, "prev", "rope")]["accuracy"])
+    assert again[(0, "prev", "rope")]["machine"] == {"cpu": 1}  # each kept row names the machine that computed it
+    assert results._machines(again) == [{"cpu": 1}]

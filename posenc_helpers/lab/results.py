@@ -92,12 +92,17 @@ IROPE_MASKS = ("sliding", "full")
 #: The rows of the headline sweep beyond the schemes (issue 43 §3). Llama 4 trains on sequences far longer than its
 #: 8,192-token chunk, so chunk boundaries are in its training data; a chunk of L never acts in training. So
 #: "irope" trains with chunks of L/4, "irope_w16" with chunks of L/2, and "irope_w32" with chunks of L, the ablation
-#: whose chunks act only past L (the sweeps before this code trained "irope" that way).
+#: whose chunks act only past L (the sweeps before this code trained "irope" that way). Llama 4's NoPE temperature
+#: grows every floor_scale = 8,192 positions, its chunk size; each row keeps that equality (floor_scale = W), so the
+#: temperature acts in training too.
 ROW_OPTIONS = {
-    "irope": {"rope_window": DEFAULTS["train_len"] // 4},
-    "irope_w16": {"rope_window": DEFAULTS["train_len"] // 2},
-    "irope_w32": {"rope_window": DEFAULTS["train_len"]},
+    name: {"rope_window": w, "floor_scale": w}
+    for name, w in (("irope", DEFAULTS["train_len"] // 4), ("irope_w16", DEFAULTS["train_len"] // 2),
+                    ("irope_w32", DEFAULTS["train_len"]))
 }
+
+#: Random inputs on which notebook 13's head numbers are read (:func:`head_numbers`), each number with its SE.
+HEAD_INPUTS = 32
 
 #: Every row name of the headline sweep, per task and seed: the schemes, then the two other iRoPE chunks.
 ROWS = (*SCHEMES, "irope_w16", "irope_w32")
@@ -128,8 +133,8 @@ EXTRA_PATH = Path(__file__).with_name("results_extra.json")
 def model_of(name) -> tuple[str, dict]:
     """The scheme a row of the sweep trains and its :class:`.model.Config` options: ``(scheme, options)``.
 
-    >>> model_of("alibi"), model_of("irope"), model_of("irope_w32")
-    (('alibi', {}), ('irope', {'rope_window': 8}), ('irope', {'rope_window': 32}))
+    >>> model_of("alibi"), model_of("irope"), model_of("irope_w32")[1]
+    (('alibi', {}), ('irope', {'rope_window': 8, 'floor_scale': 8}), {'rope_window': 32, 'floor_scale': 32})
     """
     if name not in ROWS:
         raise ValueError(f"row must be one of {', '.join(map(repr, ROWS))}, got {name!r}")
@@ -187,10 +192,10 @@ def attention_numbers(run, *, seed) -> dict:
 
     Each is averaged over the test batch and the scored queries (every query
     at L, the queries past L beyond it), with the uniform reference
-    (entropy ln(i + 1)) over the same queries. RoPE runs also with PI at
+    (entropy ln(i + 1)) over the same queries, and its SE over the batch's
+    sequences beside it (``entropy_se``, ``to_first_se``). RoPE runs also with PI at
     s = T/L and with log-n scaling.
     """
-    from .evaluate import _attention_stats
 
     variants = {"none": (None, False)}
     if run.scheme == "rope":
@@ -201,10 +206,27 @@ def attention_numbers(run, *, seed) -> dict:
         rows = []
         for T in lengths:
             where = "all" if T <= run.train_len else "beyond"
-            # the numbers of attention_entropy and attention_to_first, from one forward pass
-            stats = _attention_stats(run, T, seed, method, None, logn, where)
-            rows.append({"entropy": stats["entropy"], "uniform_entropy": stats["uniform"], "to_first": stats["first"]})
+            rows.append(_attention_with_se(run, T, seed, method, logn, where))
         out[name] = rows
+    return out
+
+
+def _attention_with_se(run, T, seed, method, logn, where) -> dict:
+    # the numbers of evaluate.attention_entropy and attention_to_first, from one forward pass, each also per test
+    # sequence for its SE over the sequences
+    from .evaluate import _maps, _own_rescaling, _rescaling, attention_summary, position_key, test_batch
+
+    config = run.config
+    method, factor = _own_rescaling(run, method, None)
+    tokens, _, _ = test_batch(run.task, T, seed=seed, vocab=config.vocab)
+    omega, scale = _rescaling(run, T, method, factor, logn)
+    maps = np.asarray(_maps(run.params, tokens, omega, scale, position_key(config, T, seed=seed), config=config))
+    whole = attention_summary(maps, train_len=run.train_len, positions=where)
+    each = [attention_summary(maps[:, b : b + 1], train_len=run.train_len, positions=where) for b in range(maps.shape[1])]
+    out = {"entropy": whole["entropy"], "uniform_entropy": whole["uniform"], "to_first": whole["first"]}
+    for key, name in (("entropy", "entropy"), ("first", "to_first")):
+        per = np.stack([e[key] for e in each])  # (sequences, layers, heads)
+        out[f"{name}_se"] = per.std(axis=0, ddof=1) / np.sqrt(per.shape[0])
     return out
 
 
@@ -281,29 +303,34 @@ def head_numbers(run) -> dict:
     """Notebook 13's reading of a previous-token model's head, on its fixed random inputs.
 
     The head (of either layer) with the most weight one token back inside L on
-    a 2L-token input (L for the learned table): ``head`` = [layer, head];
-    ``one_back`` = [mean weight one back for queries inside L, past L] on a
-    4L-token input (not for the learned table); for RoPE ``fast_share``, the
-    share of |q_k|·|k_k| of the pairs whose wavelength is under 2L.
+    2L-token inputs (L for the learned table), averaged over :data:`HEAD_INPUTS`
+    random inputs: ``head`` = [layer, head]; ``one_back`` = [mean weight one
+    back for queries inside L, past L] on 4L-token inputs (not for the learned
+    table); for RoPE ``fast_share``, the share of |q_k|·|k_k| of the pairs
+    whose wavelength is under 2L. Each number is the mean over the inputs, with
+    its SE over them beside it (``one_back_se``, ``fast_share_se``).
     """
     from ..core import frequencies
     from .evaluate import attention, attention_by_distance, rope_pair_usage
+    from .stats import summarize
 
     L = run.train_len
     rng = np.random.default_rng(0)
-    tokens = rng.integers(0, run.config.vocab, size=2 * L)
-    long_tokens = rng.integers(0, run.config.vocab, size=4 * L)
+    inputs = [(rng.integers(0, run.config.vocab, size=2 * L), rng.integers(0, run.config.vocab, size=4 * L))
+              for _ in range(HEAD_INPUTS)]
     T = L if run.scheme == "learned" else 2 * L
-    profile = attention_by_distance(attention(run, tokens[:T])[:, :, :L, :L])
+    profile = np.mean([attention_by_distance(attention(run, tokens[:T])[:, :, :L, :L]) for tokens, _ in inputs], axis=0)
     layer, head = (int(i) for i in np.unravel_index(np.argmax(profile[..., 1]), profile.shape[:2]))
     out = {"head": [layer, head]}
     if run.scheme != "learned":
-        d1 = np.diagonal(attention(run, long_tokens)[layer, head], -1)
-        out["one_back"] = [float(d1[: L - 1].mean()), float(d1[L - 1 :].mean())]
+        d1 = np.array([np.diagonal(attention(run, long)[layer, head], -1) for _, long in inputs])
+        parts = [summarize(d1[:, : L - 1].mean(1)), summarize(d1[:, L - 1 :].mean(1))]
+        out["one_back"] = [p.value for p in parts]
+        out["one_back_se"] = [p.se for p in parts]
     if run.scheme == "rope":
-        usage = rope_pair_usage(run, tokens[:L])[layer, head]
         fast = 2 * np.pi / frequencies(run.config.head_dim, run.config.base) < 2 * L
-        out["fast_share"] = float(usage[fast].sum())
+        share = summarize([float(rope_pair_usage(run, tokens[:L])[layer, head][fast].sum()) for tokens, _ in inputs])
+        out["fast_share"], out["fast_share_se"] = share.value, share.se
     return out
 
 
@@ -349,8 +376,9 @@ def sweep_row(seed, task, name, steps=DEFAULTS["steps"], grid=True, tune=True) -
 PARTIALS = Path(__file__).resolve().parents[2] / "runs" / "partials"
 
 #: The functions that compute a row, whose code :func:`row_stamp` hashes (with the modules they run).
-_ROW_CODE = ("model_of", "_past", "_scored", "_scored_past", "finetuned", "attention_numbers", "evaluate_run",
-             "_with_mask", "factor_grid", "head_numbers", "table_numbers", "sweep_row", "extra_run", "_clean")
+_ROW_CODE = ("model_of", "_past", "_scored", "_scored_past", "finetuned", "attention_numbers", "_attention_with_se",
+             "evaluate_run", "_with_mask", "factor_grid", "head_numbers", "table_numbers", "sweep_row", "extra_run",
+             "_clean")
 
 
 def row_stamp() -> str:
@@ -363,25 +391,33 @@ def row_stamp() -> str:
     import hashlib
     import importlib
     import inspect
+    import sys
     import textwrap
 
     from . import stats
-    from .cache import code_text
+    from .cache import code_text, code_version
 
-    modules = [importlib.import_module(f"{__package__}.{name}") for name in ("model", "train", "tasks", "evaluate")]
-    parts = [code_text(Path(m.__file__).read_text(encoding="utf-8")) for m in modules]
+    # the model cache's code version (every module and helper a model's parameters depend on), the scoring and the
+    # rescalings, the row functions, the settings, and the Python whose syntax tree code_text reads
+    modules = [importlib.import_module(name) for name in (f"{__package__}.evaluate", "posenc_helpers.scaling")]
+    parts = [code_version(), f"python {sys.version_info[0]}.{sys.version_info[1]}"]
+    parts += [code_text(Path(m.__file__).read_text(encoding="utf-8")) for m in modules]
     functions = [globals()[name] for name in _ROW_CODE] + [stats.per_sequence, stats.summarize]
     parts += [code_text(textwrap.dedent(inspect.getsource(f))) for f in functions]
     parts.append(repr((SWEEP_LENGTHS, FACTORS, FINETUNE_FACTOR, FINETUNE_STEPS, FINETUNE_SETTINGS, FINETUNE_TARGET,
                        IROPE_MASKS, ATTENTION_LENGTHS, EXTRA_LENGTHS, EXTRA_BUDGETS, ROW_OPTIONS, ROWS, GRID_SEQUENCES,
-                       DEFAULTS, FINETUNE, EVAL_SEQUENCES)))
+                       DEFAULTS, FINETUNE, EVAL_SEQUENCES, HEAD_INPUTS)))
     return hashlib.sha256("\n\0".join(parts).encode()).hexdigest()[:16]
 
 
 def _stored_row(seed, task, name, steps, grid, tune) -> dict:
     # one job of a kept sweep: the row as the file keeps it (JSON, rounded by _clean)
+    from .fingerprint import fingerprint
+
     entry = sweep_row(seed, task, name, steps, grid, tune)
-    return {k: _clean(v) for k, v in entry.items() if k in KEPT or k.endswith("_seconds")}
+    row = {k: _clean(v) for k, v in entry.items() if k in KEPT or k.endswith("_seconds")}
+    row["machine"] = fingerprint()  # the stamp names the code; this, the processor and libraries that ran it
+    return row
 
 
 def sweep(
@@ -415,7 +451,8 @@ def sweep(
 
     kept = resumable(_stored_row, jobs, name=f"results-{row_stamp()}", folder=PARTIALS, workers=workers, log=log)
     for i, job in enumerate(jobs):
-        entry = {k: (v if k == "final_loss" or k.endswith("_seconds") else _restore(v)) for k, v in kept[job].items()}
+        entry = {k: (v if k in ("final_loss", "machine") or k.endswith("_seconds") else _restore(v))
+                 for k, v in kept[job].items()}
         table[keys[i]] = entry
     if on_result is not None:
         on_result(table)
@@ -430,7 +467,7 @@ def _clean(x):
     if isinstance(x, (list, tuple)):
         return [_clean(y) for y in x]
     if isinstance(x, (float, np.floating)):
-        return None if np.isnan(x) else round(float(x), 4)
+        return None if np.isnan(x) else round(float(x), 6)
     if isinstance(x, np.integer):
         return int(x)
     return x
@@ -490,9 +527,21 @@ def save(table, path=RESULTS_PATH, *, seconds=None) -> None:
         "versions": _versions(),
         "seconds": seconds,
         "stamp": row_stamp(),
+        "sequences": {"accuracy": EVAL_SEQUENCES, "grid": GRID_SEQUENCES, "head_inputs": HEAD_INPUTS},
+        "row_options": ROW_OPTIONS,
+        "machines": _machines(table),
         "rows": _rows(table, TASKS),
     }
     Path(path).write_text(json.dumps(doc, indent=1) + "\n")
+
+
+def _machines(table) -> list:
+    # every machine that computed a row of the table (rows kept across sessions can come from several)
+    seen = []
+    for entry in table.values():
+        if entry.get("machine") is not None and entry["machine"] not in seen:
+            seen.append(entry["machine"])
+    return seen
 
 
 def _check_stamp(doc, path) -> None:
@@ -555,7 +604,7 @@ def extra_run(seed, task, scheme) -> dict:
     return entry
 
 
-def extra_sweep(seeds=EXTRA_SEEDS, *, tasks=("back3", "recall"), schemes=SCHEMES, log=None, on_result=None, workers=None) -> dict:
+def extra_sweep(seeds=EXTRA_SEEDS, *, tasks=("back3", "recall"), schemes=ROWS, log=None, on_result=None, workers=None) -> dict:
     """:func:`extra_run` for every (seed, task, scheme), in a pool: ``{(seed, task, scheme): {...}}``.
 
     ``on_result(table)`` is called after every finished job, so a long run keeps what it finished.
@@ -597,7 +646,7 @@ def held_out_sweep(seeds=HELD_OUT, *, workers=None) -> tuple[dict, dict]:
     for path in (RESULTS_PATH, EXTRA_PATH):
         _check_stamp(json.loads(path.read_text()), path)
     jobs = [("sweep", seed, task, scheme) for seed in seeds for task in TASKS for scheme in ROWS]
-    jobs += [("extra", seed, task, scheme) for seed in seeds for task in EXTRA_BUDGETS for scheme in SCHEMES]
+    jobs += [("extra", seed, task, scheme) for seed in seeds for task in EXTRA_BUDGETS for scheme in ROWS]
     jobs.sort(key=lambda job: job[3] != "rope")  # stable: the RoPE jobs first, the rest in order
     tables = {"sweep": {}, "extra": {}}
     for job, entry in zip(jobs, pool_map(_held_out_job, jobs, workers=workers), strict=True):
@@ -742,7 +791,7 @@ def add_rows(*, workers=None, log=print) -> dict:
     jobs.sort(key=lambda job: (job[5] != "rope", not job[6:7] or not job[6]))  # the heavier fine-tune jobs first
     log(f"{len(jobs)} jobs: " + ", ".join(f"{j[0].name} {j[3] if j[0] != HELD_OUT_PATH else '(held out)'} {j[4]} {j[5]}"
                                          for j in jobs))
-    order = {name: i for i, name in enumerate(SCHEMES)}
+    order = {name: i for i, name in enumerate(ROWS)}
 
     def done(i, entry):
         path, rows_key, kind, seed, task, scheme = jobs[i][:6]
@@ -788,7 +837,7 @@ def grow(seeds, *, extra=False, path=None, workers=None, log=print) -> int:
     if not new or len(set(new)) != len(new):
         raise ValueError(f"seeds={list(seeds)!r}: give seeds the file does not hold yet, once each (it holds {doc['seeds']})")
     tasks = tuple(EXTRA_BUDGETS) if extra else TASKS
-    names = SCHEMES if extra else ROWS
+    names = ROWS
     keys = [(seed, task, scheme) for seed in new for task in tasks for scheme in names]
     pending = {seed: {} for seed in new}
     start = time.perf_counter()

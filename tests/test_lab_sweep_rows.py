@@ -108,8 +108,19 @@ def test_a_kept_sweep_resumes_from_its_partial_file(tmp_path, monkeypatch):
         calls.append((seed, task, name))
         return {"accuracy": [0.5], "final_loss": 1.0, "train_seconds": 0.0, "eval_seconds": 0.0, "machine": {"cpu": 1}}
 
+    from posenc_helpers.lab import pool
+
+    spawned = []
+
+    def in_this_process(fn, jobs, *, workers=None, on_result=None, spawn=False):
+        # the kept sweep asks for spawned workers; the stand-in row runs here (it cannot cross to a worker)
+        spawned.append(spawn)
+        for i, job in enumerate(jobs):
+            on_result(i, fn(*job))
+
     monkeypatch.setattr(results, "PARTIALS", tmp_path)
     monkeypatch.setattr(results, "_stored_row", fake_row)
+    monkeypatch.setattr(pool, "pool_map", in_this_process)
     kw = dict(tasks=("prev",), schemes=("alibi", "rope"), workers=1, keep=True)
     first = results.sweep((0,), **kw)
     assert calls == [(0, "prev", "alibi"), (0, "prev", "rope")]
@@ -121,3 +132,14 @@ def test_a_kept_sweep_resumes_from_its_partial_file(tmp_path, monkeypatch):
     np.testing.assert_array_equal(again[(0, "prev", "rope")]["accuracy"], first[(0, "prev", "rope")]["accuracy"])
     assert again[(0, "prev", "rope")]["machine"] == {"cpu": 1}  # each kept row names the machine that computed it
     assert results._machines(again) == [{"cpu": 1}]
+    assert spawned == [True, True]  # every kept row in a one-thread worker, even the last one alone
+
+
+def test_one_job_can_be_sent_to_a_spawned_worker():
+    import os
+
+    from posenc_helpers.lab.pool import pool_map
+
+    assert pool_map(os.getpid, [()], workers=1) == [os.getpid()]  # one job, no spawn: this process
+    (pid,) = pool_map(os.getpid, [()], workers=1, spawn=True)
+    assert pid != os.getpid()

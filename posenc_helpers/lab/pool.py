@@ -27,11 +27,13 @@ def one_thread_worker():
         os.environ["XLA_FLAGS"] = f"{flags} {XLA_ONE_THREAD}".strip()
 
 
-def pool_map(fn, jobs, *, workers=None, on_result=None) -> list:
+def pool_map(fn, jobs, *, workers=None, on_result=None, spawn=False) -> list:
     """``[fn(*job) for job in jobs]``, computed in a pool of ``workers`` spawned processes; results in job order.
 
     ``workers=None`` uses one per core (at most one per job); ``workers=1``
-    runs in this process. Each worker runs XLA with one thread
+    runs in this process, unless ``spawn=True``, which runs every job in a
+    spawned worker even when there is one (a row kept beside rows of workers
+    is then computed as they are). Each worker runs XLA with one thread
     (:data:`XLA_ONE_THREAD`). ``on_result(index, result)`` is called in job
     order as results arrive. ``fn`` must be importable (a module-level function).
 
@@ -43,7 +45,7 @@ def pool_map(fn, jobs, *, workers=None, on_result=None) -> list:
         workers = os.cpu_count() or 1
     workers = max(1, min(int(workers), len(jobs)))
     results = []
-    if workers == 1:
+    if workers == 1 and not spawn:
         for i, job in enumerate(jobs):
             results.append(fn(*job))
             if on_result is not None:
@@ -69,7 +71,7 @@ def _partials():
     return None if folder is None else folder / "partials"
 
 
-def resumable(fn, jobs, *, name, workers=None, log=None, folder=None) -> dict:
+def resumable(fn, jobs, *, name, workers=None, log=None, folder=None, spawn=False) -> dict:
     """:func:`pool_map` that keeps each finished result, so a stopped run started again computes only the rest.
 
     ``{job: fn(*job)}`` for every job (a tuple of JSON values; ``fn``'s result
@@ -114,5 +116,5 @@ def resumable(fn, jobs, *, name, workers=None, log=None, folder=None) -> dict:
             log(f"{len(done)}/{len(jobs)} {todo[i]}")
 
     if todo:
-        pool_map(fn, todo, workers=workers, on_result=keep)
+        pool_map(fn, todo, workers=workers, on_result=keep, spawn=spawn)
     return {job: done[job] for job in jobs}

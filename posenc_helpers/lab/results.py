@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .evaluate import EVAL_SEQUENCES, SCALINGS, evaluate_cells, learned_similarity
+from .evaluate import EVAL_BATCH, EVAL_SEQUENCES, SCALINGS, evaluate_cells, learned_similarity
 from .model import SCHEMES
 from .pool import XLA_ONE_THREAD, pool_map  # the pool has its own module; its names stay importable from here
 from .pool import one_thread_worker as _one_thread_worker  # noqa: F401
@@ -378,7 +378,7 @@ PARTIALS = Path(__file__).resolve().parents[2] / "runs" / "partials"
 #: The functions that compute a row, whose code :func:`row_stamp` hashes (with the modules they run).
 _ROW_CODE = ("model_of", "_past", "_scored", "_scored_past", "finetuned", "attention_numbers", "_attention_with_se",
              "evaluate_run", "_with_mask", "factor_grid", "head_numbers", "table_numbers", "sweep_row", "extra_run",
-             "_clean")
+             "_clean", "_stored_row")
 
 
 def row_stamp() -> str:
@@ -406,7 +406,7 @@ def row_stamp() -> str:
     parts += [code_text(textwrap.dedent(inspect.getsource(f))) for f in functions]
     parts.append(repr((SWEEP_LENGTHS, FACTORS, FINETUNE_FACTOR, FINETUNE_STEPS, FINETUNE_SETTINGS, FINETUNE_TARGET,
                        IROPE_MASKS, ATTENTION_LENGTHS, EXTRA_LENGTHS, EXTRA_BUDGETS, ROW_OPTIONS, ROWS, GRID_SEQUENCES,
-                       DEFAULTS, FINETUNE, EVAL_SEQUENCES, HEAD_INPUTS)))
+                       DEFAULTS, FINETUNE, EVAL_SEQUENCES, HEAD_INPUTS, KEPT)))
     return hashlib.sha256("\n\0".join(parts).encode()).hexdigest()[:16]
 
 
@@ -449,7 +449,9 @@ def sweep(
         return table
     from .pool import resumable
 
-    kept = resumable(_stored_row, jobs, name=f"results-{row_stamp()}", folder=PARTIALS, workers=workers, log=log)
+    # every kept row in a one-thread worker (spawn), as the rows it joins were computed
+    kept = resumable(_stored_row, jobs, name=f"results-{row_stamp()}", folder=PARTIALS, workers=workers, log=log,
+                     spawn=True)
     for i, job in enumerate(jobs):
         entry = {k: (v if k in ("final_loss", "machine") or k.endswith("_seconds") else _restore(v))
                  for k, v in kept[job].items()}
@@ -527,9 +529,11 @@ def save(table, path=RESULTS_PATH, *, seconds=None) -> None:
         "versions": _versions(),
         "seconds": seconds,
         "stamp": row_stamp(),
-        "sequences": {"accuracy": EVAL_SEQUENCES, "grid": GRID_SEQUENCES, "head_inputs": HEAD_INPUTS},
+        "sequences": {"accuracy": EVAL_SEQUENCES, "grid": GRID_SEQUENCES, "head_inputs": HEAD_INPUTS,
+                      "attention": EVAL_BATCH},
         "row_options": ROW_OPTIONS,
         "machines": _machines(table),
+        **({"fingerprint": _machines(table)[0]} if len(_machines(table)) == 1 else {}),
         "rows": _rows(table, TASKS),
     }
     Path(path).write_text(json.dumps(doc, indent=1) + "\n")

@@ -108,8 +108,9 @@ def run_missing(workers=2) -> None:
         entry["code_commit"] = commit
         with PATH.open("a") as f:
             f.write(json.dumps(entry) + "\n")
+        past = "cannot run" if entry["beyond"][-1] is None else f"{entry['beyond'][-1]:.3f}"
         print(f"{_key(entry)}: at L {entry['accuracy'][0]:.4f} ± {entry['accuracy_se'][0]:.4f}, "
-              f"past L at 8L {entry['beyond'][-1]:.3f}, {entry['seconds']} s", flush=True)
+              f"past L at 8L {past}, {entry['seconds']} s", flush=True)
 
     for recipe in RECIPES:
         done = {_key(x) for x in load()}
@@ -117,7 +118,8 @@ def run_missing(workers=2) -> None:
         todo = [j for j in jobs() if j[2:5] == recipe and j not in done and j[0] not in settled]
         print(f"recipe {recipe}: {len(todo)} to train; settled on a cheaper recipe: {sorted(settled)}", flush=True)
         if todo:
-            pool_map(row, todo, workers=workers, on_result=lambda i, entry, todo=todo: keep(i, entry))
+            # every row in a spawned one-thread worker, even with one worker, as the sweeps train
+            pool_map(row, todo, workers=workers, on_result=lambda i, entry, todo=todo: keep(i, entry), spawn=True)
 
 
 #: A randomized model reaches the ceiling at L when its accuracy there is at least the lowest the plain scheme

@@ -143,3 +143,28 @@ def test_one_job_can_be_sent_to_a_spawned_worker():
     assert pool_map(os.getpid, [()], workers=1) == [os.getpid()]  # one job, no spawn: this process
     (pid,) = pool_map(os.getpid, [()], workers=1, spawn=True)
     assert pid != os.getpid()
+
+
+def test_a_kept_extra_run_resumes_from_its_own_partial_file(tmp_path, monkeypatch):
+    from posenc_helpers.lab import pool
+
+    calls = []
+
+    def fake_row(seed, task, name):
+        calls.append((seed, task, name))
+        return {"accuracy": [0.25], "final_loss": 2.0, "machine": {"cpu": 2}}
+
+    def in_this_process(fn, jobs, *, workers=None, on_result=None, spawn=False):
+        assert spawn  # a kept row is computed in a spawned one-thread worker
+        for i, job in enumerate(jobs):
+            on_result(i, fn(*job))
+
+    monkeypatch.setattr(results, "PARTIALS", tmp_path)
+    monkeypatch.setattr(results, "_stored_extra_row", fake_row)
+    monkeypatch.setattr(pool, "pool_map", in_this_process)
+    kw = dict(tasks=("recall",), schemes=("alibi",), workers=1, keep=True)
+    results.extra_sweep((0,), **kw)
+    table = results.extra_sweep((0, 1), **kw)  # seed 0 read back
+    assert calls == [(0, "recall", "alibi"), (1, "recall", "alibi")]
+    assert [f.name for f in tmp_path.glob("*.jsonl")] == [f"results-extra-{results.row_stamp()}.jsonl"]
+    np.testing.assert_array_equal(table[(0, "recall", "alibi")]["accuracy"], [0.25])

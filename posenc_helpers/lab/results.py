@@ -375,7 +375,10 @@ def sweep_row(seed, task, name, steps=DEFAULTS["steps"], grid=True, tune=True) -
 #: :func:`row_stamp`): committed, a stopped sweep resumes on another machine or in a later session.
 PARTIALS = Path(__file__).resolve().parents[2] / "runs" / "partials"
 
-#: The functions that compute a row, whose code :func:`row_stamp` hashes (with the modules they run).
+#: The functions that compute a row, whose code :func:`row_stamp` hashes (with the modules they run). Any edit to
+#: them, or to the code the stamp covers, starts a new partial file: the rows kept under the old stamp are not read.
+#: ``_stored_extra_row`` (what an extra-task row keeps: KEPT, which is hashed) is left out so as not to move the stamp
+#: of the headline rows already kept (runs/README.md).
 _ROW_CODE = ("model_of", "_past", "_scored", "_scored_past", "finetuned", "attention_numbers", "_attention_with_se",
              "evaluate_run", "_with_mask", "factor_grid", "head_numbers", "table_numbers", "sweep_row", "extra_run",
              "_clean", "_stored_row")
@@ -608,10 +611,14 @@ def extra_run(seed, task, scheme) -> dict:
     return entry
 
 
-def extra_sweep(seeds=EXTRA_SEEDS, *, tasks=("back3", "recall"), schemes=ROWS, log=None, on_result=None, workers=None) -> dict:
+def extra_sweep(
+    seeds=EXTRA_SEEDS, *, tasks=("back3", "recall"), schemes=ROWS, log=None, on_result=None, workers=None, keep=False,
+) -> dict:
     """:func:`extra_run` for every (seed, task, scheme), in a pool: ``{(seed, task, scheme): {...}}``.
 
-    ``on_result(table)`` is called after every finished job, so a long run keeps what it finished.
+    ``on_result(table)`` is called after every finished job. With ``keep=True`` each finished row is kept in
+    :data:`PARTIALS` (``results-extra-<stamp>.jsonl``) and read back instead of trained again, as :func:`sweep` keeps
+    the headline rows.
     """
     keys = [(seed, task, scheme) for seed in seeds for task in tasks for scheme in schemes]
     table = {}
@@ -626,8 +633,27 @@ def extra_sweep(seeds=EXTRA_SEEDS, *, tasks=("back3", "recall"), schemes=ROWS, l
         if on_result is not None:
             on_result(table)
 
-    pool_map(extra_run, keys, workers=workers, on_result=done)
+    if not keep:
+        pool_map(extra_run, keys, workers=workers, on_result=done)
+        return table
+    from .pool import resumable
+
+    kept = resumable(_stored_extra_row, keys, name=f"results-extra-{row_stamp()}", folder=PARTIALS, workers=workers,
+                     log=log, spawn=True)
+    for key in keys:
+        table[key] = {k: (v if k in ("final_loss", "machine") else _restore(v)) for k, v in kept[key].items()}
+    if on_result is not None:
+        on_result(table)
     return table
+
+
+def _stored_extra_row(seed, task, name) -> dict:
+    # one job of a kept extra-task run: the row as the file keeps it, and the machine that computed it
+    from .fingerprint import fingerprint
+
+    row = {k: _clean(v) for k, v in extra_run(seed, task, name).items() if k in KEPT}
+    row["machine"] = fingerprint()
+    return row
 
 
 def _held_out_job(kind, seed, task, scheme):
@@ -674,6 +700,10 @@ def save_extra(table, path=EXTRA_PATH, *, seconds=None) -> None:
         "versions": _versions(),
         "seconds": seconds,
         "stamp": row_stamp(),
+        "sequences": {"accuracy": EVAL_SEQUENCES},
+        "row_options": ROW_OPTIONS,
+        "machines": _machines(table),
+        **({"fingerprint": _machines(table)[0]} if len(_machines(table)) == 1 else {}),
         "rows": _rows(table, order),
     }
     Path(path).write_text(json.dumps(doc, indent=1) + "\n")
@@ -875,7 +905,7 @@ def main_held_out(seeds=HELD_OUT) -> None:
 def main_extra(seeds=EXTRA_SEEDS) -> None:
     start = time.perf_counter()
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()}", flush=True)
-    table = extra_sweep(seeds, log=lambda line: print(line, flush=True), on_result=save_extra)
+    table = extra_sweep(seeds, log=lambda line: print(line, flush=True), keep=True)
     save_extra(table, seconds=round(time.perf_counter() - start))
     print(f"wrote {EXTRA_PATH} in {time.perf_counter() - start:.0f} s, load average {os.getloadavg()}")
 

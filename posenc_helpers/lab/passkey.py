@@ -25,10 +25,23 @@ import jax
 import numpy as np
 
 from .. import _validate as v
-from .evaluate import _TEST_SEED, EVAL_BATCH, _check_logn, _lengths, _own_rescaling, _rescaling, _scores, position_key
+from .evaluate import (
+    _TEST_SEED,
+    EVAL_BATCH,
+    EVAL_CHUNK,
+    EVAL_SEQUENCES,
+    _check_logn,
+    _check_sequences,
+    _lengths,
+    _own_rescaling,
+    _rescaling,
+    _scores,
+    position_key,
+    test_key,
+)
 from .tasks import PASSKEY_LEN, _depth, _passkey_sizes, chance, passkey_batch
 
-__all__ = ["DEPTHS", "GRID_LENGTHS", "chance_key", "cell_batch", "passkey_grid"]
+__all__ = ["DEPTHS", "GRID_LENGTHS", "chance_key", "cell_batch", "passkey_grid", "haystack_scores", "far_summary"]
 
 #: Depths of the default grid: the needle at the start of the filler, a quarter, half, three quarters in, at its end.
 DEPTHS = (0.0, 0.25, 0.5, 0.75, 1.0)
@@ -66,7 +79,7 @@ def _depths(depths) -> list:
     return [_depth(d) for d in items]
 
 
-def cell_batch(length, depth, *, seed=0, batch=EVAL_BATCH, vocab=16):
+def cell_batch(length, depth, *, seed=0, batch=EVAL_BATCH, vocab=16, test_set=0):
     """The test batch ``(tokens, target, mask)`` of one grid cell: ``length`` tokens, the needle at ``depth``.
 
     Drawn by :func:`.tasks.passkey_batch` with ``depth`` from the key
@@ -80,7 +93,10 @@ def cell_batch(length, depth, *, seed=0, batch=EVAL_BATCH, vocab=16):
     ([15, 15], [15, 15], 6)
     """
     length = v.positive_int("length", length)
-    key = jax.random.fold_in(jax.random.key(_TEST_SEED + seed), length)
+    if test_set == 0:  # as before test sets existed: the same batches, bit for bit
+        key = jax.random.fold_in(jax.random.key(_TEST_SEED + seed), length)
+    else:  # an independent test set (test_set >= 1), as evaluate.test_key draws one
+        key = test_key(length, seed=seed, test_set=test_set)
     return passkey_batch(key, batch=batch, length=length, vocab=vocab, depth=depth)
 
 
@@ -155,3 +171,93 @@ def passkey_grid(
         "batch": batch,
         "chance": {"key": chance_key(), "token": chance("passkey", config.vocab)},
     }
+
+
+def haystack_scores(
+    run, lengths=GRID_LENGTHS, depths=DEPTHS, *, seed=0, sequences=EVAL_SEQUENCES, test_set=0, method=None,
+    factor=None, logn=False, beta_fast=None, beta_slow=None,
+) -> dict:
+    """Whole-key scores per haystack: the grid of :func:`passkey_grid`, kept sequence by sequence.
+
+    ``{"whole": (D, N, n), "distance": (D, N), "depths", "lengths",
+    "train_len", "sequences"}``: ``whole[i, j, b]`` is 1 when the model writes
+    the whole key of haystack b at depth d_i and length T_j (teacher forcing,
+    as :func:`passkey_grid` scores it), 0 when not, NaN where the scheme cannot
+    run; ``distance[i, j]`` is how many positions the needle's first key token
+    lies before the query's marker. The depths of one length share their
+    haystacks and keys (:func:`cell_batch`: only the needle moves), so the
+    haystack, not the (haystack, depth) pair, is the unit that fails
+    independently: :func:`far_summary` averages over depths within a haystack
+    first. ``sequences`` haystacks run in chunks of
+    :data:`.evaluate.EVAL_CHUNK`; a randomized scheme draws its positions per
+    chunk as :func:`.evaluate.sequence_scores` does. Other arguments as in
+    :func:`passkey_grid`; ``test_set`` ≥ 1 draws an independent set of
+    haystacks.
+    """
+    if getattr(run, "task", None) != "passkey":
+        raise ValueError(f"haystack_scores needs a run trained on 'passkey', got task {getattr(run, 'task', None)!r}")
+    lengths, depths = _lengths(lengths), _depths(depths)
+    sequences = _check_sequences(sequences)
+    logn = _check_logn(logn)
+    config = run.config
+    for T in lengths:
+        _passkey_sizes(T, config.vocab, PASSKEY_LEN)
+    method, factor = _own_rescaling(run, method, factor)
+    whole = np.full((len(depths), len(lengths), sequences), np.nan)
+    distance = np.zeros((len(depths), len(lengths)), dtype=int)
+    chunk = min(EVAL_CHUNK, sequences)
+    for j, T in enumerate(lengths):
+        omega, scale = _rescaling(run, T, method, factor, logn, beta_fast, beta_slow)
+        pkey = position_key(config, T, seed=seed, test_set=test_set)
+        for i, d in enumerate(depths):
+            tokens, target, mask = cell_batch(T, d, seed=seed, batch=sequences, vocab=config.vocab, test_set=test_set)
+            markers = np.argmax(np.asarray(tokens) == config.vocab - 1, axis=1)  # the needle's marker comes first
+            if len(set(markers.tolist())) != 1:
+                raise AssertionError(f"depth {d} at length {T}: the needle moved between haystacks")
+            distance[i, j] = (T - PASSKEY_LEN) - (int(markers[0]) + 1)
+            if config.scheme == "learned" and T > run.train_len:
+                continue  # cannot run: the table has train_len rows
+            right = []
+            for b in range(0, sequences, chunk):
+                key = None if pkey is None else jax.random.fold_in(pkey, b // chunk)
+                correct, _ = _scores(run.params, tokens[b:b + chunk], target[b:b + chunk], mask[b:b + chunk], omega,
+                                     scale, key, config=config)
+                right.append(np.asarray(correct).sum(axis=1))
+            whole[i, j] = (np.concatenate(right) == PASSKEY_LEN).astype(float)
+    return {"whole": whole, "distance": distance, "depths": np.array(depths), "lengths": np.array(lengths),
+            "train_len": run.train_len, "sequences": sequences}
+
+
+def far_summary(scores) -> dict:
+    """Whole-key accuracy past L, counted by haystack, from :func:`haystack_scores`.
+
+    At each length, only the depths whose needle lies more than L before the
+    query count ("far"); each haystack scores the mean of its whole keys over
+    those depths, and the length's value is the mean over haystacks with its
+    SE over them (:func:`.stats.summarize`). Also each depth alone:
+    ``{"far": (N,), "far_se": (N,), "far_depths": (D, N) bool, "key": (D, N),
+    "key_se": (D, N)}``, NaN where no depth is far or the scheme cannot run.
+
+    >>> whole = np.zeros((2, 1, 4)); whole[0, 0] = [1, 1, 0, 1]; whole[1, 0] = 1
+    >>> out = far_summary({"whole": whole, "distance": np.array([[40], [3]]), "train_len": 32})
+    >>> out["far"].tolist(), out["far_depths"][:, 0].tolist(), out["key"][:, 0].tolist()
+    ([0.75], [True, False], [0.75, 1.0])
+    """
+    from .stats import summarize
+
+    whole, distance, L = np.asarray(scores["whole"], dtype=float), np.asarray(scores["distance"]), scores["train_len"]
+    D, N, _ = whole.shape
+    far_depths = distance > L
+    out = {k: np.full(N, np.nan) for k in ("far", "far_se")}
+    out.update({k: np.full((D, N), np.nan) for k in ("key", "key_se")})
+    out["far_depths"] = far_depths
+    for j in range(N):
+        for i in range(D):
+            if not np.isnan(whole[i, j]).any():
+                score = summarize(whole[i, j])
+                out["key"][i, j], out["key_se"][i, j] = score.value, score.se
+        rows = whole[far_depths[:, j], j]  # (far depths, haystacks)
+        if rows.size and not np.isnan(rows).any():
+            score = summarize(rows.mean(axis=0))  # each haystack's mean over the far depths
+            out["far"][j], out["far_se"][j] = score.value, score.se
+    return out

@@ -48,7 +48,7 @@ def test_an_interrupted_sweep_resumes_from_its_partial_file(tmp_path, monkeypatc
     partial = tmp_path / "rows.partial"
     done_before = length_results.jobs([0])[:5]
     partial.write_text("".join(json.dumps(_fake_row(*job)) + "\n" for job in done_before))
-    doc = length_results.sweep([0], workers=1, log=None, partial=partial)
+    doc = length_results.sweep([0], workers=1, log=None, partial=partial, spawn=False)
     assert calls == length_results.jobs([0])[5:]  # only what the partial file lacks
     assert [(r["seed"], r["task"], r["scheme"]) for r in doc["rows"]] == length_results.jobs([0])
     assert len(partial.read_text().splitlines()) == len(length_results.jobs([0]))
@@ -61,7 +61,7 @@ def test_an_interrupted_sweep_resumes_from_its_partial_file(tmp_path, monkeypatc
 
 def test_views_hold_every_number_a_claim_reads_with_its_count(tmp_path, monkeypatch):
     monkeypatch.setattr(length_results, "row", _fake_row)
-    doc = length_results.sweep([0], workers=1, log=None)
+    doc = length_results.sweep([0], workers=1, log=None, spawn=False)
     length_results.save(doc, tmp_path / "d.json")
     doc = length_results.load(tmp_path / "d.json")
     head = {"table": {(0, t, s): {"accuracy": np.ones(8), "beyond": np.r_[np.nan, np.full(7, 0.5)]}
@@ -146,3 +146,49 @@ def test_a_stored_row_is_what_the_sweep_computes_here():
         for claim in length_claims.CLAIMS:
             if isinstance(claim, C.Claim):
                 assert claim.holds(view), claim.text
+
+
+def test_each_row_trains_on_its_own_recipe(monkeypatch):
+    assert length_results.model_of("irope") == results.model_of("irope")  # chunks of L/4, as the headline sweep
+    assert length_results.model_of("fire") == ("fire", {})
+    if "rand_rope" not in length_results.RANDOMIZED_RECIPE:
+        assert not length_results.settled("rand_rope")
+        with pytest.raises(ValueError, match="'rand_rope' has no recipe yet: the randomized pilot decides it"):
+            length_results.model_of("rand_rope")
+    stamp = length_results.row_stamp()
+    recipe = {"batch": 128, "steps": 3000, "curriculum": True}
+    monkeypatch.setattr(length_results, "RANDOMIZED_RECIPE", {"rand_rope": recipe})
+    assert length_results.settled("rand_rope") and length_results.model_of("rand_rope") == ("rand_rope", recipe)
+    assert length_results.row_stamp() != stamp  # a recipe is part of the code a row is computed by
+
+
+def test_only_settled_rows_are_trained_while_the_pilot_decides(monkeypatch):
+    calls = []
+
+    def fake(seed, task, scheme):
+        calls.append(scheme)
+        return _fake_row(seed, task, scheme)
+
+    monkeypatch.setattr(length_results, "row", fake)
+    monkeypatch.setattr(length_results, "RANDOMIZED_RECIPE", {"rand_alibi": {"batch": 128, "steps": 6000}})
+    length_results.sweep([0], workers=1, log=None, only_settled=True, spawn=False)
+    left_out = {"rand_sinusoidal", "rand_learned", "rand_rope"}
+    assert not left_out & set(calls) and "rand_alibi" in calls and "fire" in calls
+
+
+def test_a_passkey_row_keeps_each_depth_and_the_far_needles_by_haystack():
+    import jax
+
+    from posenc_helpers.lab.model import Config, init
+    from posenc_helpers.lab.passkey import far_summary, haystack_scores
+    from posenc_helpers.lab.train import Run
+
+    config = Config(scheme="alibi", d_model=16, heads=2, layers=1, train_len=32)
+    run = Run("alibi", "passkey", 32, init(jax.random.key(0), config), np.zeros(1), config, 0, 1)
+    numbers = length_results._passkey_numbers(run, 0)
+    far = far_summary(haystack_scores(run, seed=0))
+    np.testing.assert_allclose(np.array(numbers["far"][1:], dtype=float), far["far"][1:], atol=1e-6)
+    assert numbers["far"][0] is None  # at L no needle is more than L back
+    assert np.array(numbers["key"]).shape == (5, 4) and np.array(numbers["far_depths"])[:, 1].tolist() == [
+        True, True, False, False, False,
+    ]

@@ -179,8 +179,9 @@ def haystack_scores(
 ) -> dict:
     """Whole-key scores per haystack: the grid of :func:`passkey_grid`, kept sequence by sequence.
 
-    ``{"whole": (D, N, n), "distance": (D, N), "depths", "lengths",
-    "train_len", "sequences"}``: ``whole[i, j, b]`` is 1 when the model writes
+    ``{"whole": (D, N, n), "right": (D, N, n), "distance": (D, N), "depths",
+    "lengths", "train_len", "sequences"}``: ``right[i, j, b]`` counts the
+    key's tokens it gets right, and ``whole[i, j, b]`` is 1 when the model writes
     the whole key of haystack b at depth d_i and length T_j (teacher forcing,
     as :func:`passkey_grid` scores it), 0 when not, NaN where the scheme cannot
     run; ``distance[i, j]`` is how many positions the needle's first key token
@@ -204,6 +205,7 @@ def haystack_scores(
         _passkey_sizes(T, config.vocab, PASSKEY_LEN)
     method, factor = _own_rescaling(run, method, factor)
     whole = np.full((len(depths), len(lengths), sequences), np.nan)
+    counts = np.full((len(depths), len(lengths), sequences), np.nan)
     distance = np.zeros((len(depths), len(lengths)), dtype=int)
     chunk = min(EVAL_CHUNK, sequences)
     for j, T in enumerate(lengths):
@@ -223,8 +225,9 @@ def haystack_scores(
                 correct, _ = _scores(run.params, tokens[b:b + chunk], target[b:b + chunk], mask[b:b + chunk], omega,
                                      scale, key, config=config)
                 right.append(np.asarray(correct).sum(axis=1))
-            whole[i, j] = (np.concatenate(right) == PASSKEY_LEN).astype(float)
-    return {"whole": whole, "distance": distance, "depths": np.array(depths), "lengths": np.array(lengths),
+            counts[i, j] = np.concatenate(right)
+            whole[i, j] = (counts[i, j] == PASSKEY_LEN).astype(float)
+    return {"whole": whole, "right": counts, "distance": distance, "depths": np.array(depths), "lengths": np.array(lengths),
             "train_len": run.train_len, "sequences": sequences}
 
 

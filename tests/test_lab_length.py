@@ -16,9 +16,18 @@ from posenc_helpers.lab import claims as C
 from posenc_helpers.lab import length_claims, length_results, results
 from posenc_helpers.lab.model import ALL_SCHEMES, LENGTH_SCHEMES
 
+#: A recipe for every randomized scheme, as the pilot's verdict will give (the sweep refuses a scheme without one).
+RECIPES = {scheme: {"batch": 128, "steps": 3000, "curriculum": True} for scheme in length_results.RANDOMIZED}
+
+
+@pytest.fixture
+def recipes(monkeypatch):
+    monkeypatch.setattr(length_results, "RANDOMIZED_RECIPE", dict(RECIPES))
+
 
 def _fake_row(seed, task, scheme):
-    out = {"seed": seed, "task": task, "scheme": scheme, "final_loss": 0.1, "train_seconds": 1.0, "eval_seconds": 1.0}
+    out = {"seed": seed, "task": task, "scheme": scheme, "final_loss": 0.1, "train_seconds": 1.0, "eval_seconds": 1.0,
+           "options": length_results.model_of(scheme)[1]}
     if task == "passkey":
         out["key"] = out["token"] = [[0.5] * 4 for _ in range(5)]
         if scheme == "rope":
@@ -31,13 +40,13 @@ def _fake_row(seed, task, scheme):
 
 def test_jobs_cover_the_new_schemes_on_both_tasks_and_every_scheme_on_passkey():
     jobs = length_results.jobs([0, 7])
-    assert len(jobs) == 2 * (2 * len(LENGTH_SCHEMES) + len(ALL_SCHEMES))
+    assert len(jobs) == 2 * (2 * len(LENGTH_SCHEMES) + len(ALL_SCHEMES) + 1)
     assert {(t, s) for _, t, s in jobs if t != "passkey"} == {(t, s) for t in ("prev", "first") for s in LENGTH_SCHEMES}
-    assert {s for _, t, s in jobs if t == "passkey"} == set(ALL_SCHEMES)
+    assert {s for _, t, s in jobs if t == "passkey"} == set(ALL_SCHEMES) | {"irope_w32"}  # and the W = L ablation
     assert [seed for seed, _, _ in jobs] == sorted(seed for seed, _, _ in jobs)  # seed by seed: a stopped run keeps whole seeds
 
 
-def test_an_interrupted_sweep_resumes_from_its_partial_file(tmp_path, monkeypatch):
+def test_an_interrupted_sweep_resumes_from_its_partial_file(tmp_path, monkeypatch, recipes):
     calls = []
 
     def fake(seed, task, scheme):
@@ -59,7 +68,7 @@ def test_an_interrupted_sweep_resumes_from_its_partial_file(tmp_path, monkeypatc
     assert np.isnan(back["table"][(0, "prev", "fire")]["beyond"][0])
 
 
-def test_views_hold_every_number_a_claim_reads_with_its_count(tmp_path, monkeypatch):
+def test_views_hold_every_number_a_claim_reads_with_its_count(tmp_path, monkeypatch, recipes):
     monkeypatch.setattr(length_results, "row", _fake_row)
     doc = length_results.sweep([0], workers=1, log=None, spawn=False)
     length_results.save(doc, tmp_path / "d.json")
@@ -124,6 +133,9 @@ def test_a_stored_row_is_what_the_sweep_computes_here():
     from posenc_helpers.lab.pool import pool_map
 
     doc = length_results.load()
+    if doc.get("stamp") != length_results.row_stamp():
+        pytest.xfail(f"length_results.json was computed by other row code (stamp {doc.get('stamp')!r}, this code's "
+                     f"{length_results.row_stamp()!r}): the length sweep is being re-scored (issue 43)")
     jobs = [(0, "prev", "fire"), (0, "passkey", "rand_rope")]
     fresh = dict(zip(jobs, pool_map(length_results.row, jobs, workers=2), strict=True))
     exact, reason = same_machine(length_results.PATH)
@@ -159,7 +171,9 @@ def test_each_row_trains_on_its_own_recipe(monkeypatch):
     recipe = {"batch": 128, "steps": 3000, "curriculum": True}
     monkeypatch.setattr(length_results, "RANDOMIZED_RECIPE", {"rand_rope": recipe})
     assert length_results.settled("rand_rope") and length_results.model_of("rand_rope") == ("rand_rope", recipe)
-    assert length_results.row_stamp() != stamp  # a recipe is part of the code a row is computed by
+    # the recipe is not in the stamp (each row keeps its options, and a resume reads back only rows of the recipe
+    # their scheme has now), so the rows trained before the pilot's verdict stay readable
+    assert length_results.row_stamp() == stamp
 
 
 def test_only_settled_rows_are_trained_while_the_pilot_decides(monkeypatch):
@@ -192,3 +206,58 @@ def test_a_passkey_row_keeps_each_depth_and_the_far_needles_by_haystack():
     assert np.array(numbers["key"]).shape == (5, 4) and np.array(numbers["far_depths"])[:, 1].tolist() == [
         True, True, False, False, False,
     ]
+
+
+def test_an_unsettled_scheme_is_refused_before_any_training(monkeypatch):
+    calls = []
+    monkeypatch.setattr(length_results, "row", lambda *job: calls.append(job))
+    monkeypatch.setattr(length_results, "RANDOMIZED_RECIPE", {})
+    with pytest.raises(ValueError, match=r"rand_alibi, rand_learned, rand_rope, rand_sinusoidal: no recipe yet"):
+        length_results.sweep([0], workers=1, log=None, spawn=False)
+    assert calls == []  # nothing trained
+
+
+def test_a_row_of_another_recipe_is_not_read_back(tmp_path, monkeypatch):
+    calls = []
+
+    def fake(seed, task, scheme):
+        calls.append((seed, task, scheme))
+        out = _fake_row(seed, task, scheme)
+        out["options"] = length_results.model_of(scheme)[1]
+        return out
+
+    monkeypatch.setattr(length_results, "row", fake)
+    recipe = {scheme: {"batch": 128, "steps": 3000, "curriculum": True} for scheme in length_results.RANDOMIZED}
+    monkeypatch.setattr(length_results, "RANDOMIZED_RECIPE", recipe)
+    partial = tmp_path / "rows.jsonl"
+    length_results.sweep([0], workers=1, log=None, partial=partial, spawn=False)
+    first = len(calls)
+    # the pilot's verdict changes one recipe: only that scheme's rows train again, the rest are read back; a row cut
+    # off mid-write is dropped
+    partial.write_text(partial.read_text() + '{"seed": 0, "task"')
+    monkeypatch.setitem(recipe, "rand_rope", {"batch": 128, "steps": 6000, "curriculum": True})
+    length_results.sweep([0], workers=1, log=None, partial=partial, spawn=False)
+    assert sorted(calls[first:]) == [(0, "first", "rand_rope"), (0, "passkey", "rand_rope"), (0, "prev", "rand_rope")]
+
+
+def test_held_out_rows_wait_for_the_rewritten_claims():
+    with pytest.raises(SystemExit, match="--held-out waits for length_claims"):
+        length_results.main(["--held-out"])
+
+
+def test_views_read_re_scored_rows_by_sequence_and_by_haystack():
+    far = [None, 0.5, 0.75, 0.25]
+    doc = {"lengths": [32, 64], "grid_lengths": [32, 64, 128, 256], "train_len": 32, "depths": [0.0, 1.0], "seeds": (0,),
+           "table": {}}
+    for scheme in length_results.PASSKEY_SCHEMES:
+        doc["table"][(0, "passkey", scheme)] = {"far": far, "far_se": [None, 0.01, 0.02, 0.03],
+                                                 "scaled": {m: {"far": far, "far_se": [None, 0.01, 0.02, 0.03]}
+                                                            for m in length_results.METHODS}}
+    for task in length_claims.TASKS:
+        for scheme in length_results.LENGTH_SCHEMES:
+            doc["table"][(0, task, scheme)] = {"accuracy": np.array([1.0, 0.9]), "accuracy_se": np.array([0.0, 0.01]),
+                                               "beyond": np.array([np.nan, 0.8]), "beyond_se": np.array([np.nan, 0.02])}
+    v = length_claims.views(doc, {"table": {}})[0]
+    assert float(v["passkey", "alibi", 256]) == 0.25 and v["passkey", "alibi", 256].parts[0][2:] == (256, 0.03)
+    assert ("passkey", "alibi", 32) not in v  # at L no needle is far
+    assert float(v["prev", "fire", 64]) == 0.8 and v["prev", "fire", 64].parts[0][2:] == (256, 0.02)

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import claims as C
 from . import length_results, results
-from .evaluate import EVAL_BATCH
+from .evaluate import EVAL_BATCH, EVAL_SEQUENCES
 from .model import LENGTH_SCHEMES
 
 __all__ = [
@@ -94,10 +94,22 @@ def views(doc, head=None) -> dict:
                     row = table.get((seed, task, scheme))
                     if row is None:
                         continue
+                    if "beyond_se" in row:  # re-scored: over test sequences, with the SE over them
+                        ses = np.concatenate([[row["accuracy_se"][0]], np.asarray(row["beyond_se"], dtype=float)[1:]])
+                        for T, a, se in zip(lengths, beyond(row), ses, strict=True):
+                            v[task, scheme, T] = C.Measured(float(a), EVAL_SEQUENCES, se=float(se))
+                        continue
                     for T, a in zip(lengths, beyond(row), strict=True):
                         v[task, scheme, T] = C.Measured(float(a), _n(task, T, L))
         for scheme in length_results.PASSKEY_SCHEMES:
             row = doc["table"][(seed, "passkey", scheme)]
+            if "far" in row:  # re-scored: past L counted by haystack over the far needles only, with its SE
+                parts = {scheme: row} | ({f"rope+{m}": g for m, g in row["scaled"].items()} if scheme == "rope" else {})
+                for name, part in parts.items():
+                    for T, a, se in zip(grid_lengths, part["far"], part["far_se"], strict=True):
+                        if a is not None and not np.isnan(a):
+                            v["passkey", name, T] = C.Measured(float(a), EVAL_SEQUENCES, se=float(se))
+                continue
             grids = {scheme: row["key"]}
             if scheme == "rope":
                 grids.update({f"rope+{m}": g["key"] for m, g in row["scaled"].items()})

@@ -27,7 +27,7 @@ def one_thread_worker():
         os.environ["XLA_FLAGS"] = f"{flags} {XLA_ONE_THREAD}".strip()
 
 
-def pool_map(fn, jobs, *, workers=None, on_result=None, spawn=False) -> list:
+def pool_map(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=True) -> list:
     """``[fn(*job) for job in jobs]``, computed in a pool of ``workers`` spawned processes; results in job order.
 
     ``workers=None`` uses one per core (at most one per job); ``workers=1``
@@ -35,7 +35,10 @@ def pool_map(fn, jobs, *, workers=None, on_result=None, spawn=False) -> list:
     spawned worker even when there is one (a row kept beside rows of workers
     is then computed as they are). Each worker runs XLA with one thread
     (:data:`XLA_ONE_THREAD`). ``on_result(index, result)`` is called in job
-    order as results arrive. ``fn`` must be importable (a module-level function).
+    order as results arrive, or with ``ordered=False`` as each job finishes (a
+    run that keeps its results then keeps every finished one). If a job
+    raises, the jobs not yet started are cancelled and the error is raised.
+    ``fn`` must be importable (a module-level function).
 
     >>> pool_map(pow, [(2, 3), (3, 2)], workers=1)
     [8, 9]
@@ -51,16 +54,23 @@ def pool_map(fn, jobs, *, workers=None, on_result=None, spawn=False) -> list:
             if on_result is not None:
                 on_result(i, results[-1])
         return results
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
     from multiprocessing import get_context
 
+    out = [None] * len(jobs)
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=one_thread_worker) as pool:
         futures = [pool.submit(fn, *job) for job in jobs]
-        for i, future in enumerate(futures):
-            results.append(future.result())
-            if on_result is not None:
-                on_result(i, results[-1])
-    return results
+        index = {future: i for i, future in enumerate(futures)}
+        try:
+            for future in (futures if ordered else as_completed(futures)):
+                i = index[future]
+                out[i] = future.result()
+                if on_result is not None:
+                    on_result(i, out[i])
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)  # the jobs not yet started never start
+            raise
+    return out
 
 
 def _partials():

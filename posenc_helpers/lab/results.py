@@ -432,7 +432,7 @@ def sweep(
     ``on_result(table)`` is called after each finished job with what has finished so far. With ``keep=True``
     every finished row is also appended to a partial file in :data:`PARTIALS` named by :func:`row_stamp`, and the
     rows already there are read, not trained again (:func:`.pool.resumable`); numbers then come back as the file
-    keeps them (4 decimals).
+    keeps them (6 decimals).
     """
     keys = [(seed, task, scheme) for seed in seeds for task in tasks for scheme in schemes]
     table = {}

@@ -168,3 +168,26 @@ def test_a_kept_extra_run_resumes_from_its_own_partial_file(tmp_path, monkeypatc
     assert calls == [(0, "recall", "alibi"), (1, "recall", "alibi")]
     assert [f.name for f in tmp_path.glob("*.jsonl")] == [f"results-extra-{results.row_stamp()}.jsonl"]
     np.testing.assert_array_equal(table[(0, "recall", "alibi")]["accuracy"], [0.25])
+
+
+def test_claims_read_a_re_scored_row_with_its_own_se():
+    from posenc_helpers.lab import claims
+
+    nan = np.nan
+    row = {"accuracy": np.array([1.0, 0.9]), "accuracy_se": np.array([0.0, 0.01]),
+           "beyond": np.array([nan, 0.8]), "beyond_se": np.array([nan, 0.02]),
+           "scaled": {"pi": np.array([nan, 0.6])}, "scaled_se": {"pi": np.array([nan, 0.03])},
+           "finetune": {"none": {"100": {"tuned": np.array([nan, 0.7]), "tuned_se": np.array([nan, 0.04])}}},
+           "pi": np.array([[0.5, 0.4]])}
+    v = {("prev", "rope"): row, "lengths": {"prev": (32, 64)}}
+    for keys, value, se in ((("beyond",), 0.8, 0.02), (("scaled", "pi"), 0.6, 0.03),
+                            (("finetune", "none", "100", "tuned"), 0.7, 0.04), (("accuracy",), 0.9, 0.01)):
+        got = claims.at(v, "prev", "rope", 64, *keys)
+        assert float(got) == value and got.parts[0][2:] == (256, se), keys
+    # a number kept with no SE (the factor grid) is weighed as whole sequences failing: n = GRID_SEQUENCES, no SE
+    v[("prev", "rope")]["grid"] = {"pi": np.array([0.5, 0.4])}
+    got = claims.at(v, "prev", "rope", 64, "grid", "pi")
+    assert float(got) == 0.4 and got.parts[0][2:] == (results.GRID_SEQUENCES, None)
+    # a stored row of the old files (no SE kept) is read as before: answers
+    old = {("prev", "rope"): {"beyond": np.array([nan, 0.8])}, "lengths": {"prev": (32, 64)}}
+    assert claims.at(old, "prev", "rope", 64).parts[0][2:] == (claims.answers("prev", 64), None)

@@ -175,12 +175,35 @@ def at(numbers, task, scheme, T, *keys) -> float:
     ``at(v, "prev", "rope", 128, "scaled", "ntk")`` reads
     ``v["prev", "rope"]["scaled"]["ntk"]`` at T = 128.
     """
-    entry = numbers[task, scheme]
+    root = entry = numbers[task, scheme]
     keys = keys or ("beyond",)
     for key in keys:
         entry = entry[key]
-    value = float(np.asarray(entry, dtype=float)[list(numbers["lengths"][task]).index(T)])
+    i = list(numbers["lengths"][task]).index(T)
+    value = float(np.asarray(entry, dtype=float)[i])
+    if isinstance(root, dict) and "beyond_se" in root:  # a row scored by sequence (issue 43): its own SE
+        return _by_sequence(root, keys, i, value)
     return Measured(value, _answers_or_none(task, T, "all" if keys[-1] == "accuracy" else "beyond"))
+
+
+def _by_sequence(root, keys, i, value) -> Measured:
+    # the SE a re-scored row keeps beside the number at keys: "beyond" -> "beyond_se", ("scaled", m) -> ("scaled_se",
+    # m), ("finetune", k, steps, "tuned") -> (..., "tuned_se"); a number kept with no SE (the factor grid, scored on
+    # results.GRID_SEQUENCES) is weighed as if each of those sequences failed whole, the largest its SE can be
+    from .evaluate import EVAL_SEQUENCES
+
+    if len(keys) == 2 and keys[0] in ("scaled", "masks"):
+        path = (f"{keys[0]}_se", keys[1])
+    else:
+        path = (*keys[:-1], f"{keys[-1]}_se")
+    entry = root
+    for key in path:
+        if not isinstance(entry, dict) or key not in entry:
+            from .results import GRID_SEQUENCES
+
+            return Measured(value, GRID_SEQUENCES)
+        entry = entry[key]
+    return Measured(value, EVAL_SEQUENCES, se=float(np.asarray(entry, dtype=float)[i]))
 
 
 @functools.lru_cache(maxsize=None)

@@ -112,7 +112,7 @@ def test_a_kept_sweep_resumes_from_its_partial_file(tmp_path, monkeypatch):
 
     spawned = []
 
-    def in_this_process(fn, jobs, *, workers=None, on_result=None, spawn=False):
+    def in_this_process(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=True):
         # the kept sweep asks for spawned workers; the stand-in row runs here (it cannot cross to a worker)
         spawned.append(spawn)
         for i, job in enumerate(jobs):
@@ -154,7 +154,7 @@ def test_a_kept_extra_run_resumes_from_its_own_partial_file(tmp_path, monkeypatc
         calls.append((seed, task, name))
         return {"accuracy": [0.25], "final_loss": 2.0, "machine": {"cpu": 2}}
 
-    def in_this_process(fn, jobs, *, workers=None, on_result=None, spawn=False):
+    def in_this_process(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=True):
         assert spawn  # a kept row is computed in a spawned one-thread worker
         for i, job in enumerate(jobs):
             on_result(i, fn(*job))

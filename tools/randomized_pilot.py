@@ -2,10 +2,10 @@
 
 The length sweep trains the randomized schemes on a fixed L = 32, batch 32 and 1,000 steps. Ruoss et al.'s
 ``experiments/example.py`` trains with a length curriculum (``UniformCurriculum(range(1, 41))``), batch 128 and
-10,000 steps. This pilot trains each randomized scheme, and the plain scheme it randomizes, on recipes between the
-two, and scores each model at L (and past it) on 256 test sequences with the SE over sequences
-(:func:`posenc_helpers.lab.evaluate.evaluate_cells`). A recipe is chosen for the sweep by the rule in
-:func:`verdict`, before the sweep's seeds are trained.
+10,000 steps. This pilot trains each randomized scheme on recipes between the two (the plain scheme it
+randomizes on the sweep's recipe only, for the ceiling), and scores each model at L (and past it) on 256 test
+sequences with the SE over sequences (:func:`posenc_helpers.lab.evaluate.evaluate_cells`). A recipe is chosen
+for the sweep by the rule of :func:`recipe_for`, before the sweep's seeds are trained.
 
 The pilot's seeds (:data:`SEEDS`) are none of the sweeps' and fall outside the range held-out seeds are drawn from
 (1,000 to 9,999), so choosing a recipe on them looks at no seed a claim is checked on.

@@ -126,5 +126,5 @@ def resumable(fn, jobs, *, name, workers=None, log=None, folder=None, spawn=Fals
             log(f"{len(done)}/{len(jobs)} {todo[i]}")
 
     if todo:
-        pool_map(fn, todo, workers=workers, on_result=keep, spawn=spawn)
+        pool_map(fn, todo, workers=workers, on_result=keep, spawn=spawn, ordered=False)  # kept as each finishes
     return {job: done[job] for job in jobs}

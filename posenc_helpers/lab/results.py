@@ -385,9 +385,11 @@ _ROW_CODE = ("model_of", "_past", "_scored", "_scored_past", "finetuned", "atten
 
 
 def row_stamp() -> str:
-    """16 hex digits that name the code a row of the sweeps is computed by: the row functions of this module
-    (:data:`_ROW_CODE`), the settings they read, the whole of the modules they run (model, train, tasks, evaluate,
-    and the statistics of :mod:`.stats` a row keeps), without comments or docstrings. A stored file records it; rows
+    """16 hex digits that name the code a row of the sweeps is computed by: the model cache's code version
+    (:func:`.cache.code_version`: model, train, tasks, cache and the helpers a model computes with), the scoring
+    (evaluate) and the rescalings (scaling) whole, the row functions of this module (:data:`_ROW_CODE`) and the
+    statistics of :mod:`.stats` a row keeps, the settings they read, and the Python version, all without comments or
+    docstrings. Library versions and the machine are not in it: each kept row records them. A stored file records it; rows
     computed by other code are never mixed into it (:func:`grow`, :func:`add_rows`, :func:`held_out_sweep`), and a
     sweep's partial rows are kept under it (:data:`PARTIALS`).
     """

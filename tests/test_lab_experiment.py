@@ -343,21 +343,29 @@ def test_a_bound_above_chance_and_an_upper_bound_pass():
 
 @pytest.mark.slow
 def test_the_passkey_is_scored_by_whole_keys_and_far_needles(monkeypatch, tmp_path):
-    # a tiny passkey model scored by the harness, against a literal recount from the model's own logits
+    # a tiny passkey model scored by the harness, against a literal recount from the model's own logits: past L, 256
+    # haystacks at each depth (the depths share them), each haystack's whole keys averaged over its far needles
     from posenc_helpers import lab
-    from posenc_helpers.lab.evaluate import test_batch
     from posenc_helpers.lab.model import forward
+    from posenc_helpers.lab.passkey import DEPTHS, cell_batch
 
     monkeypatch.setenv("POSENC_MODEL_CACHE", str(tmp_path))
     run = lab.train("alibi", "passkey", train_len=16, steps=60, seed=3, d_model=16, heads=2, layers=1, progress=False)
     acc, se, n = X._scores(run, 48, seed=3, logn=False, how={}, past_only=True)
-    tokens, target, mask = (np.asarray(a) for a in test_batch("passkey", 48, seed=3, batch=N, vocab=16))
-    right = np.asarray(forward(run.params, tokens, run.config)).argmax(-1) == target
-    whole = [bool(right[b, mask[b]].all()) for b in range(N)]
-    marker = [int(np.flatnonzero(tokens[b] == 15)[0]) for b in range(N)]
-    far = [b for b in range(N) if (48 - 3) - (marker[b] + 1) > 16]  # the key's first token more than L before the query
-    assert n == len(far) and acc == pytest.approx(np.mean([whole[b] for b in far]))
-    assert se == pytest.approx(np.std([whole[b] for b in far], ddof=1) / math.sqrt(len(far)))
+    per_depth = []
+    for d in DEPTHS:
+        tokens, target, mask = (np.asarray(a) for a in cell_batch(48, d, seed=3, batch=256, vocab=16))
+        marker = int(np.flatnonzero(tokens[0] == 15)[0])
+        if (48 - 3) - (marker + 1) <= 16:  # the key's first token not more than L before the query: not past L
+            continue
+        right = np.asarray(forward(run.params, tokens, run.config)).argmax(-1) == target
+        per_depth.append([bool(right[b, mask[b]].all()) for b in range(256)])
+    per_haystack = np.mean(per_depth, axis=0)
+    assert len(per_depth) == 3 and n == 256  # at 3L with L = 16: depths 0, 1/4 and 1/2 are far
+    assert acc == pytest.approx(per_haystack.mean())
+    assert se == pytest.approx(per_haystack.std(ddof=1) / math.sqrt(256))
+    # at L + 2 no needle is more than L back: nothing past L to count
+    assert X._scores(run, 18, seed=3, logn=False, how={}, past_only=True)[2] == 0
 
 
 # ---- the estimate and the confirmation ---------------------------------------------------------------

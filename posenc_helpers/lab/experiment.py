@@ -14,7 +14,9 @@ where it holds a model). The :class:`Outcome` holds
   sequence is the unit of noise: :mod:`.stats`); at L itself, the accuracy
   over all positions (in distribution). On the passkey task a sequence scores
   1 when its whole key is right (as :mod:`.length_claims` counts it), and past
-  L only haystacks whose needle lies more than L before the query count;
+  L it is scored as the length sweep scores it (:func:`.passkey.far_summary`):
+  256 haystacks at each of five depths, each haystack's whole keys averaged
+  over the depths whose needle lies more than L before the query;
 * :meth:`Outcome.verdict`: every claim checked on the training seeds, then on
   fresh seeds the harness drew itself (``secrets``) after the claims were
   fixed, trained with the others, and revealed only there; with what the
@@ -510,7 +512,6 @@ def _time_here(scheme, task, train_len, lengths, steps, options, vocab) -> dict:
     # time_steps's measurements, in this process: step, compile and evaluate seconds
     import jax
 
-    from .evaluate import accuracy
     from .model import Config
     from .train import Run, _Optimizer, _train_chunk, initial_params
 
@@ -530,9 +531,10 @@ def _time_here(scheme, task, train_len, lengths, steps, options, vocab) -> dict:
         seconds.append(time.perf_counter() - start)
     run = Run(scheme, task, train_len, params, np.zeros(1), config, 0, 1)
     start = time.perf_counter()
-    accuracy(run, [train_len])
+    _scores(run, train_len, seed=0, logn=False, how={}, past_only=False)  # what the run scores, as it scores it
     if scheme != "learned":  # the learned table cannot run past L: nothing to score there
-        accuracy(run, list(lengths), positions="beyond")
+        for T in lengths:
+            _scores(run, T, seed=0, logn=False, how={}, past_only=True)
     evaluate = time.perf_counter() - start
     return {"step": seconds[1] / STEPS_PER_CALL, "compile": max(seconds[0] - seconds[1], 0.0), "evaluate": evaluate,
             "inside": sum(seconds) + evaluate}
@@ -693,24 +695,23 @@ def _spec(experiment) -> tuple:
 
 def _scores(model, T, *, seed, logn, how, past_only):
     # (accuracy, its SE over sequences, sequences) at length T: every scored answer (past_only False) or those past
-    # L; on the passkey a sequence scores 1 when its whole key is right, and past L only haystacks whose needle lies
-    # more than L before the query count
-    from .evaluate import sequence_scores, test_batch
+    # L; on the passkey a sequence scores 1 when its whole key is right, and past L the score is the length sweep's
+    # (passkey.far_summary): 256 haystacks at each depth of passkey.DEPTHS, each haystack's whole keys averaged over
+    # the depths whose needle lies more than L before the query, the SE over haystacks (NaN, 0 when none is that far)
+    from .evaluate import sequence_scores
     from .stats import summarize
 
+    if model.task == "passkey" and past_only:
+        from .passkey import DEPTHS, far_summary, haystack_scores
+
+        scores = haystack_scores(model, [T], DEPTHS, seed=seed, logn=logn, **how)
+        far = far_summary(scores)
+        value, se = float(far["far"][0]), float(far["far_se"][0])
+        return value, se, (0 if np.isnan(value) else scores["sequences"])
     cell = sequence_scores(model, T, seed=seed, logn=logn, **how)
     part = cell["beyond"] if past_only else cell["all"]
     if model.task == "passkey":
-        whole = (part >= 1.0 - 1e-9).astype(float)
-        if past_only:
-            tokens, _, _ = test_batch("passkey", T, seed=seed, batch=whole.size, vocab=model.config.vocab)
-            marker = np.argmax(np.asarray(tokens) == model.config.vocab - 1, axis=1)  # the needle's marker, first
-            # the query's marker sits at T − K; the key's first token at marker + 1
-            from .tasks import PASSKEY_LEN
-
-            far = (T - PASSKEY_LEN) - (marker + 1) > model.train_len
-            whole = whole[far]
-        part = whole
+        part = (part >= 1.0 - 1e-9).astype(float)  # at L: the whole key right, over the test batch's random depths
     if part.size < 2:
         return float("nan"), float("nan"), int(part.size)
     score = summarize(part)
@@ -722,8 +723,8 @@ def measure_scheme(spec, scheme, seed, variants) -> dict:
 
     ``{variant name: {"at_L": (accuracy, se, n), "beyond": [(accuracy, se, n) past L at each length]}}``: accuracy
     over :data:`.evaluate.EVAL_SEQUENCES` test sequences, its standard error over them, and their number (on the
-    passkey past L, the haystacks whose needle lies more than L before the query). Runs in a worker of the lab's
-    pool; returns numbers only.
+    passkey past L, the haystacks, each averaged over its far needles: :func:`.passkey.far_summary`). Runs in a
+    worker of the lab's pool; returns numbers only.
     """
     from .train import finetune, train
 
@@ -785,8 +786,8 @@ class Table:
 
     ``positions`` is ``"beyond"`` (the positions past L) at every test length,
     ``"all"`` at L; ``n`` the test sequences the accuracy is the mean of
-    (:data:`.evaluate.EVAL_SEQUENCES`; on the passkey past L, the haystacks
-    whose needle lies more than L before the query), ``se`` its standard
+    (:data:`.evaluate.EVAL_SEQUENCES`; on the passkey past L, the haystacks,
+    each averaged over its needles more than L before the query), ``se`` its standard
     error over them (NaN where the scheme cannot run: the learned table past L).
 
     >>> t = Table([{"scheme": "rope", "seed": 1234, "length": 64, "positions": "beyond", "accuracy": 0.5, "n": 256,

@@ -40,7 +40,9 @@ def _fake_row(seed, task, scheme):
 
 def test_jobs_cover_the_new_schemes_on_both_tasks_and_every_scheme_on_passkey():
     jobs = length_results.jobs([0, 7])
-    assert len(jobs) == 2 * (2 * len(LENGTH_SCHEMES) + len(ALL_SCHEMES) + 1)
+    # seed 0 also trains the 3 matched controls on 3 tasks; seed 7 is not a matched seed
+    assert len(jobs) == 2 * (2 * len(LENGTH_SCHEMES) + len(ALL_SCHEMES) + 1) + 9
+    jobs = [job for job in jobs if not job[2].endswith("_matched")]
     assert {(t, s) for _, t, s in jobs if t != "passkey"} == {(t, s) for t in ("prev", "first") for s in LENGTH_SCHEMES}
     assert {s for _, t, s in jobs if t == "passkey"} == set(ALL_SCHEMES) | {"irope_w32"}  # and the W = L ablation
     assert [seed for seed, _, _ in jobs] == sorted(seed for seed, _, _ in jobs)  # seed by seed: a stopped run keeps whole seeds
@@ -212,7 +214,8 @@ def test_an_unsettled_scheme_is_refused_before_any_training(monkeypatch):
     calls = []
     monkeypatch.setattr(length_results, "row", lambda *job: calls.append(job))
     monkeypatch.setattr(length_results, "RANDOMIZED_RECIPE", {})
-    with pytest.raises(ValueError, match=r"rand_alibi, rand_learned, rand_rope, rand_sinusoidal: no recipe yet"):
+    refused = "alibi_matched, rand_alibi, rand_learned, rand_rope, rand_sinusoidal, rope_matched, sinusoidal_matched"
+    with pytest.raises(ValueError, match=f"{refused}: no recipe yet"):
         length_results.sweep([0], workers=1, log=None, spawn=False)
     assert calls == []  # nothing trained
 
@@ -237,7 +240,8 @@ def test_a_row_of_another_recipe_is_not_read_back(tmp_path, monkeypatch):
     partial.write_text(partial.read_text() + '{"seed": 0, "task"')
     monkeypatch.setitem(recipe, "rand_rope", {"batch": 128, "steps": 6000, "curriculum": True})
     length_results.sweep([0], workers=1, log=None, partial=partial, spawn=False)
-    assert sorted(calls[first:]) == [(0, "first", "rand_rope"), (0, "passkey", "rand_rope"), (0, "prev", "rand_rope")]
+    # rand_rope's rows and its matched control's (plain RoPE on the same recipe)
+    assert sorted(calls[first:]) == sorted((0, t, s) for t in ("prev", "first", "passkey") for s in ("rand_rope", "rope_matched"))
 
 
 def test_held_out_rows_wait_for_the_rewritten_claims():
@@ -261,3 +265,17 @@ def test_views_read_re_scored_rows_by_sequence_and_by_haystack():
     assert float(v["passkey", "alibi", 256]) == 0.25 and v["passkey", "alibi", 256].parts[0][2:] == (256, 0.03)
     assert ("passkey", "alibi", 32) not in v  # at L no needle is far
     assert float(v["prev", "fire", 64]) == 0.8 and v["prev", "fire", 64].parts[0][2:] == (256, 0.02)
+
+
+def test_matched_controls_train_the_plain_scheme_on_its_partners_recipe(monkeypatch):
+    jobs = length_results.jobs([length_results.MATCHED_SEEDS[0], 9119])
+    matched = [job for job in jobs if job[2].endswith("_matched")]
+    assert {job[0] for job in matched} == {length_results.MATCHED_SEEDS[0]}  # on the first seeds only
+    assert {job[1:] for job in matched} == {(t, f"{p}_matched") for t in ("prev", "first", "passkey")
+                                             for p in ("sinusoidal", "rope", "alibi")}
+    if "rand_rope" not in length_results.RANDOMIZED_RECIPE:
+        assert not length_results.settled("rope_matched")
+    recipe = {"batch": 128, "steps": 6000, "curriculum": True}
+    monkeypatch.setattr(length_results, "RANDOMIZED_RECIPE", {"rand_rope": recipe})
+    assert length_results.settled("rope_matched") and length_results.model_of("rope_matched") == ("rope", recipe)
+    assert not length_results.settled("alibi_matched")

@@ -64,6 +64,13 @@ TASKS = ("prev", "first")
 #: Every scheme on the passkey task.
 PASSKEY_SCHEMES = ALL_SCHEMES
 
+#: The matched controls: each plain scheme trained on its randomized partner's recipe (``"<plain>_matched"``), so
+#: that "randomizing raises (or lowers) it" is not read from a bigger training budget. On the first seeds only
+#: (:data:`MATCHED_SEEDS`), on prev, first and passkey; not the learned table, whose rows are its training length
+#: (a length curriculum cannot train it).
+MATCHED = {"sinusoidal": "rand_sinusoidal", "rope": "rand_rope", "alibi": "rand_alibi"}
+MATCHED_SEEDS = SEEDS[:5]
+
 #: Rows the passkey sweep also trains beside its schemes: iRoPE with chunks of L, the ablation the stored file held
 #: as "irope", so that a change is not read as the chunk size's when it is the scoring's.
 PASSKEY_ABLATIONS = ("irope_w32",)
@@ -79,12 +86,14 @@ def jobs(seeds) -> list:
     """Every ``(seed, task, scheme)`` of the sweep for ``seeds``: the new schemes on prev and first, all on passkey.
 
     >>> len(jobs(SEEDS)), jobs([0])[0], jobs([0])[-1]
-    (480, (0, 'prev', 'rand_sinusoidal'), (0, 'passkey', 'irope_w32'))
+    (525, (0, 'prev', 'rand_sinusoidal'), (0, 'passkey', 'alibi_matched'))
     """
     out = []
     for seed in seeds:
         out += [(seed, task, scheme) for task in TASKS for scheme in LENGTH_SCHEMES]
         out += [(seed, "passkey", scheme) for scheme in (*PASSKEY_SCHEMES, *PASSKEY_ABLATIONS)]
+        if seed in MATCHED_SEEDS:
+            out += [(seed, task, f"{plain}_matched") for task in (*TASKS, "passkey") for plain in MATCHED]
     return out
 
 
@@ -95,6 +104,9 @@ def model_of(scheme) -> tuple[str, dict]:
     >>> model_of("alibi"), model_of("irope")
     (('alibi', {}), ('irope', {'rope_window': 8, 'floor_scale': 8}))
     """
+    if scheme.endswith("_matched") and scheme.removesuffix("_matched") in MATCHED:
+        plain = scheme.removesuffix("_matched")
+        return plain, model_of(MATCHED[plain])[1]  # the plain scheme on its randomized partner's recipe
     if scheme in RANDOMIZED:
         if scheme not in RANDOMIZED_RECIPE:
             raise ValueError(f"{scheme!r} has no recipe yet: the randomized pilot decides it (RANDOMIZED_RECIPE)")
@@ -105,7 +117,10 @@ def model_of(scheme) -> tuple[str, dict]:
 
 
 def settled(scheme) -> bool:
-    """Whether a scheme's recipe is final: every scheme but a randomized one the pilot has not decided yet."""
+    """Whether a scheme's recipe is final: every scheme but a randomized one the pilot has not decided yet (and the
+    matched control of one)."""
+    if scheme.endswith("_matched") and scheme.removesuffix("_matched") in MATCHED:
+        scheme = MATCHED[scheme.removesuffix("_matched")]
     return scheme not in RANDOMIZED or scheme in RANDOMIZED_RECIPE
 
 
@@ -172,7 +187,7 @@ def row_stamp() -> str:
     # RANDOMIZED_RECIPE is left out: each row keeps its options, and sweep() reads back only rows trained on the
     # recipe their scheme has now, so the pilot's verdict does not orphan the rows trained before it
     parts.append(repr((SWEEP_LENGTHS, DEPTHS, GRID_LENGTHS, METHODS, results.ROW_OPTIONS, EVAL_SEQUENCES, DEFAULTS,
-                       TASKS, PASSKEY_SCHEMES, PASSKEY_ABLATIONS)))
+                       TASKS, PASSKEY_SCHEMES, PASSKEY_ABLATIONS, MATCHED, MATCHED_SEEDS)))
     return hashlib.sha256("\n\0".join(parts).encode()).hexdigest()[:16]
 
 

@@ -545,3 +545,17 @@ def test_a_tiny_experiment_trains_for_real(capsys):
     timing = X.time_steps(e, workers=2)
     assert sorted(timing) == sorted(X.TIMING_KEYS) and timing["step"] > 0 and timing["start"] > 0
     assert np.isfinite(out.estimate.minutes)
+
+
+def test_a_passkey_question_names_how_the_passkey_is_scored(monkeypatch):
+    # a run scored the old way (the far haystacks of one random-depth batch) is another question: never judged with one
+    # scored by haystack over the far needles (passkey.far_summary)
+    pk = X.Experiment(["rope"], "passkey", lengths=(64,), seeds=3, claims=[lambda v: v["rope", 64] - 0.5])
+    prev = X.Experiment(["rope"], "prev", lengths=(64,), seeds=3, claims=[lambda v: v["rope", 64] - 0.5])
+    before = X.question_hash(pk), X.question_hash(prev), pk.training_seeds
+    monkeypatch.setattr(X, "PASSKEY_SCORING", "the far haystacks of one random-depth batch")
+    assert X.question_hash(pk) != before[0]
+    assert X.question_hash(prev) == before[1] and pk.training_seeds == before[2]  # the training seeds stay
+    table = X.Table([{"scheme": "rope", "seed": 1, "length": 64, "positions": "beyond", "accuracy": 0.5, "n": 256,
+                      "se": 0.02}], task="passkey")
+    assert "whole keys; at L needles at random depths, past L by haystack over far needles" in str(table)

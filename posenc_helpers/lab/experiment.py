@@ -321,8 +321,18 @@ def question_hash(experiment) -> str:
     >>> question_hash(a) != question_hash(b), experiment_hash(a) == experiment_hash(b)
     (True, True)
     """
-    return _digest({"experiment": experiment_hash(experiment), "lengths": list(experiment.lengths),
-                    "claims": [_claim_print(c) for c in experiment.claims]})
+    material = {"experiment": experiment_hash(experiment), "lengths": list(experiment.lengths),
+                "claims": [_claim_print(c) for c in experiment.claims]}
+    if experiment.task == "passkey":
+        # the passkey past L is scored by haystack over the far needles (passkey.far_summary) since issue 43: a run
+        # scored the earlier way (the far haystacks of one random-depth batch) is another question, never judged with it
+        material["passkey_scoring"] = PASSKEY_SCORING
+    return _digest(material)
+
+
+#: How the harness scores the passkey past L; part of a passkey question's hash, so runs scored another way are never
+#: judged together.
+PASSKEY_SCORING = "far needles by haystack: passkey.far_summary over passkey.DEPTHS, 256 haystacks"
 
 
 def run_log():
@@ -798,7 +808,8 @@ class Table:
 
     columns = COLUMNS
 
-    def __init__(self, rows):
+    def __init__(self, rows, task=None):
+        self.task = task  # the experiment's task: how the accuracy is scored (the passkey by haystack past L)
         self.rows = tuple(dict(r) for r in rows)
         for r in self.rows:
             if tuple(r) != COLUMNS:
@@ -839,7 +850,9 @@ class Table:
         lengths = sorted({T for _, T in summary})
         seeds = len({r["seed"] for r in self.rows})
         head = f"{'':<16}" + "".join(f"{f'T = {T}':>20}" for T in lengths)
-        lines = [f"accuracy, median (range) over {seeds} seeds; at L all positions, past L the positions past L", head]
+        what = ("whole keys; at L needles at random depths, past L by haystack over far needles" if self.task == "passkey"
+                else "at L all positions, past L the positions past L")
+        lines = [f"accuracy, median (range) over {seeds} seeds; {what}", head]
         for s in schemes:
             cells = []
             for T in lengths:
@@ -919,7 +932,7 @@ class Outcome:
         taken |= {r["seed"] for r in self.history["earlier"]}
         new = draw_fresh_seeds(k, avoid=taken)
         rows = _train_and_score(self.experiment, new, workers=workers, progress=progress, measure=measure)
-        self._fresh_table = Table(list(self._fresh_table) + rows)
+        self._fresh_table = Table(list(self._fresh_table) + rows, task=self._fresh_table.task)
         self._fresh_seeds = self._fresh_seeds + new
         _append_run(self.history.get("log"), _log_entry(self.experiment, new, rows, more=True))
         self._verdict = None
@@ -1205,4 +1218,5 @@ def run(experiment, *, workers=2, progress=True, confirm=None, measure=None, tim
     _append_run(path, _log_entry(experiment, fresh, fresh_rows))
     history = {"question": question, "run": len(same) + 1, "earlier": earlier_rows, "seen": seen,
                "log": None if path is None else str(path)}
-    return Outcome(experiment, Table(train_rows), Table(fresh_rows), fresh, est, history)
+    return Outcome(experiment, Table(train_rows, experiment.task), Table(fresh_rows, experiment.task), fresh, est,
+                   history)

@@ -7,9 +7,13 @@ seeds. :func:`views` turns one seed's rows into the numbers a claim reads:
 
 * ``v[task, scheme, T]``: accuracy past L at test length T (over all positions
   at T = L), a :class:`.claims.Measured` on the answers the evaluation scores;
-* ``v["passkey", name, T]``: whole-key passkey accuracy at length T, averaged
-  over the grid's depths (name: a scheme, or ``"rope+pi"``, ``"rope+ntk"``,
-  ``"rope+yarn"``: RoPE rescaled at test time with s = T/L).
+* ``v["passkey", name, T]``: whole-key passkey accuracy at length T (name: a
+  scheme, or ``"rope+pi"``, ``"rope+ntk"``, ``"rope+yarn"``: RoPE rescaled at
+  test time with s = T/L): in the stored file averaged over the grid's five
+  depths and counted as 160 keys; in a re-scored file past L only, by
+  haystack over the needles more than L back, with its SE over 256 haystacks
+  (:func:`.passkey.far_summary`). Re-scored prev and first rows carry their SE
+  over 256 sequences too.
 
 The seed test (tests/test_lab_length.py) checks every claim on the sweep's
 seeds and on the held-out seeds (``length_results_heldout.json``), which no

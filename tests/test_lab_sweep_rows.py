@@ -112,7 +112,7 @@ def test_a_kept_sweep_resumes_from_its_partial_file(tmp_path, monkeypatch):
 
     spawned = []
 
-    def in_this_process(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=True):
+    def in_this_process(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=True, recycle=False):
         # the kept sweep asks for spawned workers; the stand-in row runs here (it cannot cross to a worker)
         spawned.append(spawn)
         for i, job in enumerate(jobs):
@@ -154,7 +154,7 @@ def test_a_kept_extra_run_resumes_from_its_own_partial_file(tmp_path, monkeypatc
         calls.append((seed, task, name))
         return {"accuracy": [0.25], "final_loss": 2.0, "machine": {"cpu": 2}}
 
-    def in_this_process(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=True):
+    def in_this_process(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=True, recycle=False):
         assert spawn  # a kept row is computed in a spawned one-thread worker
         for i, job in enumerate(jobs):
             on_result(i, fn(*job))
@@ -191,3 +191,13 @@ def test_claims_read_a_re_scored_row_with_its_own_se():
     # a stored row of the old files (no SE kept) is read as before: answers
     old = {("prev", "rope"): {"beyond": np.array([nan, 0.8])}, "lengths": {"prev": (32, 64)}}
     assert claims.at(old, "prev", "rope", 64).parts[0][2:] == (claims.answers("prev", 64), None)
+
+
+def test_a_recycled_pool_gives_each_job_a_worker_of_its_own():
+    # XLA keeps a worker's compiled programs mapped: a long run gives each row a fresh worker (vm.max_map_count)
+    import os
+
+    from posenc_helpers.lab.pool import pool_map
+
+    pids = pool_map(os.getpid, [(), ()], workers=1, spawn=True, recycle=True)
+    assert len(set(pids)) == 2 and os.getpid() not in pids

@@ -119,7 +119,10 @@ def run_missing(workers=2) -> None:
         print(f"recipe {recipe}: {len(todo)} to train; settled on a cheaper recipe: {sorted(settled)}", flush=True)
         if todo:
             # every row in a spawned one-thread worker, even with one worker, as the sweeps train
-            pool_map(row, todo, workers=workers, on_result=lambda i, entry, todo=todo: keep(i, entry), spawn=True)
+            # a fresh worker per model: a worker's compiled programs stay mapped, and the curriculum's many lengths ran
+            # one out of memory maps twice (vm.max_map_count)
+            pool_map(row, todo, workers=workers, on_result=lambda i, entry, todo=todo: keep(i, entry), spawn=True,
+                     recycle=True)
 
 
 #: A randomized model reaches the ceiling at L when its accuracy there is at least the lowest the plain scheme

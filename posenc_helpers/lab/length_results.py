@@ -229,7 +229,7 @@ def sweep(seeds, *, workers=None, log=print, partial=None, only_settled=False, s
                 f"trained in {r['train_seconds']} s")
 
     # rows written as each finishes (not in job order), so a run stopped at a session's end keeps all it finished
-    pool_map(row, todo, workers=workers, on_result=done, spawn=spawn, ordered=False)
+    pool_map(row, todo, workers=workers, on_result=done, spawn=spawn, ordered=False, recycle=spawn)
     order = {job: n for n, job in enumerate(jobs(seeds))}
     rows.sort(key=lambda r: order[(r["seed"], r["task"], r["scheme"])])
     machines = []  # every machine that computed a row; the file's fingerprint only when there is one

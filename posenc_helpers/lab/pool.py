@@ -27,7 +27,7 @@ def one_thread_worker():
         os.environ["XLA_FLAGS"] = f"{flags} {XLA_ONE_THREAD}".strip()
 
 
-def pool_map(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=True) -> list:
+def pool_map(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=True, recycle=False) -> list:
     """``[fn(*job) for job in jobs]``, computed in a pool of ``workers`` spawned processes; results in job order.
 
     ``workers=None`` uses one per core (at most one per job); ``workers=1``
@@ -38,7 +38,10 @@ def pool_map(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=Tru
     order as results arrive, or with ``ordered=False`` as each job finishes (a
     run that keeps its results then keeps every finished one). If a job
     raises, the jobs not yet started are cancelled and the error is raised.
-    ``fn`` must be importable (a module-level function).
+    ``recycle=True`` gives every job a worker of its own: XLA keeps each
+    program it compiles mapped until its process ends, and a worker that
+    trains model after model runs out of memory maps (``vm.max_map_count``)
+    and fails to compile. ``fn`` must be importable (a module-level function).
 
     >>> pool_map(pow, [(2, 3), (3, 2)], workers=1)
     [8, 9]
@@ -58,7 +61,8 @@ def pool_map(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=Tru
     from multiprocessing import get_context
 
     out = [None] * len(jobs)
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=one_thread_worker) as pool:
+    per_child = {"max_tasks_per_child": 1} if recycle else {}
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=one_thread_worker, **per_child) as pool:
         futures = [pool.submit(fn, *job) for job in jobs]
         index = {future: i for i, future in enumerate(futures)}
         try:
@@ -81,7 +85,7 @@ def _partials():
     return None if folder is None else folder / "partials"
 
 
-def resumable(fn, jobs, *, name, workers=None, log=None, folder=None, spawn=False) -> dict:
+def resumable(fn, jobs, *, name, workers=None, log=None, folder=None, spawn=False, recycle=False) -> dict:
     """:func:`pool_map` that keeps each finished result, so a stopped run started again computes only the rest.
 
     ``{job: fn(*job)}`` for every job (a tuple of JSON values; ``fn``'s result
@@ -126,5 +130,5 @@ def resumable(fn, jobs, *, name, workers=None, log=None, folder=None, spawn=Fals
             log(f"{len(done)}/{len(jobs)} {todo[i]}")
 
     if todo:
-        pool_map(fn, todo, workers=workers, on_result=keep, spawn=spawn, ordered=False)  # kept as each finishes
+        pool_map(fn, todo, workers=workers, on_result=keep, spawn=spawn, ordered=False, recycle=recycle)  # as each finishes
     return {job: done[job] for job in jobs}

@@ -456,7 +456,7 @@ def sweep(
 
     # every kept row in a one-thread worker (spawn), as the rows it joins were computed
     kept = resumable(_stored_row, jobs, name=f"results-{row_stamp()}", folder=PARTIALS, workers=workers, log=log,
-                     spawn=True)
+                     spawn=True, recycle=True)
     for i, job in enumerate(jobs):
         entry = {k: (v if k in ("final_loss", "machine") or k.endswith("_seconds") else _restore(v))
                  for k, v in kept[job].items()}
@@ -641,7 +641,7 @@ def extra_sweep(
     from .pool import resumable
 
     kept = resumable(_stored_extra_row, keys, name=f"results-extra-{row_stamp()}", folder=PARTIALS, workers=workers,
-                     log=log, spawn=True)
+                     log=log, spawn=True, recycle=True)
     for key in keys:
         table[key] = {k: (v if k in ("final_loss", "machine") else _restore(v)) for k, v in kept[key].items()}
     if on_result is not None:

@@ -119,8 +119,8 @@ def run_missing(workers=2) -> None:
         print(f"recipe {recipe}: {len(todo)} to train; settled on a cheaper recipe: {sorted(settled)}", flush=True)
         if todo:
             # every row in a spawned one-thread worker, even with one worker, as the sweeps train
-            # a fresh worker per model: a worker's compiled programs stay mapped, and the curriculum's many lengths ran
-            # one out of memory maps twice (vm.max_map_count)
+            # a fresh worker per model: a worker's memory maps grow with every program it compiles, and the pilot's
+            # worker twice failed to compile ("Cannot allocate memory") with RAM free, likely at vm.max_map_count
             pool_map(row, todo, workers=workers, on_result=lambda i, entry, todo=todo: keep(i, entry), spawn=True,
                      recycle=True)
 

@@ -38,10 +38,10 @@ def pool_map(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=Tru
     order as results arrive, or with ``ordered=False`` as each job finishes (a
     run that keeps its results then keeps every finished one). If a job
     raises, the jobs not yet started are cancelled and the error is raised.
-    ``recycle=True`` gives every job a worker of its own: XLA keeps each
-    program it compiles mapped until its process ends, and a worker that
-    trains model after model runs out of memory maps (``vm.max_map_count``)
-    and fails to compile. ``fn`` must be importable (a module-level function).
+    ``recycle=True`` gives every job a worker of its own: a worker's memory
+    maps grow with every program XLA compiles in it, and a worker that
+    trained model after model failed to compile ("Cannot allocate memory")
+    with RAM free, likely at ``vm.max_map_count``. ``fn`` must be importable (a module-level function).
 
     >>> pool_map(pow, [(2, 3), (3, 2)], workers=1)
     [8, 9]

@@ -461,6 +461,18 @@ def test_bad_experiments_are_refused_by_name(kw, error, message):
         _experiment(**kw)
 
 
+@pytest.mark.parametrize("train_len", [16, 32])
+def test_a_passkey_length_with_no_far_needle_is_refused(train_len):
+    # literally: the needle nearest the start (depth 0) opens the sequence, marker at 0 and key at 1 … 3, and the
+    # query's key starts at T - 3, so its distance is T - 4; it is "far" when T - 4 > L, first at T = L + 5
+    for T in range(train_len + 1, train_len + 5):
+        with pytest.raises(ValueError, match=f"at {T} no depth .* the shortest length with one is {train_len + 5}"):
+            X.Experiment(["rope"], "passkey", train_len=train_len, lengths=(T, 4 * train_len), seeds=3)
+    e = X.Experiment(["rope"], "passkey", train_len=train_len, lengths=(train_len + 5,), seeds=3)
+    assert e.lengths == (train_len + 5,)
+    assert X.Experiment(["rope"], "prev", train_len=train_len, lengths=(train_len + 1,), seeds=3).lengths == (train_len + 1,)
+
+
 @pytest.mark.parametrize(
     ("kw", "message"),
     [

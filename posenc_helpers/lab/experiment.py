@@ -230,6 +230,8 @@ class Experiment:
                 f"lengths must all exceed train_len = {L} (the harness measures past L; L itself is always scored), "
                 f"got {', '.join(map(str, short))}"
             )
+        if self.task == "passkey":
+            _far_lengths(lengths, L)
         for x in variants:
             if x.finetune is not None and x.finetune <= L:
                 raise ValueError(f"Variant {x.name!r}: finetune must exceed train_len = {L}, got {x.finetune}")
@@ -701,6 +703,25 @@ def estimate(experiment, *, workers=2, timing=None) -> Estimate:
 def _spec(experiment) -> tuple:
     # what a worker needs (picklable: no claims)
     return experiment.task, experiment.train_len, experiment.lengths, experiment.steps, dict(experiment.options)
+
+
+def _far_lengths(lengths, L):
+    # past L the passkey counts only needles more than L before the query (passkey.far_summary): refuse a test length
+    # at which no depth of passkey.DEPTHS puts one that far, naming the shortest length that has one
+    from .passkey import DEPTHS
+    from .tasks import PASSKEY_LEN, passkey_position
+
+    def far(T):
+        return any(T - PASSKEY_LEN - passkey_position(d, T) - 1 > L for d in DEPTHS)
+
+    near = [T for T in lengths if not far(T)]
+    if near:
+        shortest = next(T for T in range(L + 1, 64 * L) if far(T))
+        raise ValueError(
+            f"lengths: on the passkey, past L only needles more than train_len = {L} before the query count, and at "
+            f"{', '.join(map(str, near))} no depth of passkey.DEPTHS puts one that far; the shortest length with one "
+            f"is {shortest}"
+        )
 
 
 def _scores(model, T, *, seed, logn, how, past_only):

@@ -37,7 +37,7 @@ from .evaluate import EVAL_SEQUENCES, evaluate_cells
 from .model import ALL_SCHEMES, LENGTH_SCHEMES, RANDOMIZED
 from .passkey import DEPTHS, GRID_LENGTHS, far_summary, haystack_scores
 from .pool import pool_map
-from .results import HELD_OUT, SWEEP_LENGTHS
+from .results import HELD_OUT, SWEEP_LENGTHS, _clean
 from .tasks import PASSKEY_LEN
 from .train import DEFAULTS, train
 
@@ -124,17 +124,13 @@ def settled(scheme) -> bool:
     return scheme not in RANDOMIZED or scheme in RANDOMIZED_RECIPE
 
 
-def _json(a):
-    return [_json(x) for x in a] if isinstance(a, (list, np.ndarray)) else (None if np.isnan(a) else round(float(a), 6))
-
-
 def _passkey_numbers(run, seed, **rescaling) -> dict:
     # the grid haystack by haystack: each depth's whole keys with its SE, past L over the far needles only, per token
     scores = haystack_scores(run, seed=seed, **rescaling)
     far = far_summary(scores)
-    return {"key": _json(far["key"]), "key_se": _json(far["key_se"]), "far": _json(far["far"]),
-            "far_se": _json(far["far_se"]), "far_depths": far["far_depths"].tolist(),
-            "distance": scores["distance"].tolist(), "token": _json(np.mean(scores["right"], axis=2) / PASSKEY_LEN)}
+    return {"key": _clean(far["key"]), "key_se": _clean(far["key_se"]), "far": _clean(far["far"]),
+            "far_se": _clean(far["far_se"]), "far_depths": far["far_depths"].tolist(),
+            "distance": scores["distance"].tolist(), "token": _clean(np.mean(scores["right"], axis=2) / PASSKEY_LEN)}
 
 
 def row(seed, task, scheme) -> dict:
@@ -157,7 +153,7 @@ def row(seed, task, scheme) -> dict:
             out["scaled"] = {m: _passkey_numbers(run, seed, method=m) for m in METHODS}
     else:
         cells = evaluate_cells(run, list(SWEEP_LENGTHS), seed=seed)
-        out.update({k: _json(cells[k]) for k in ("accuracy", "accuracy_se", "beyond", "beyond_se")})
+        out.update({k: _clean(cells[k]) for k in ("accuracy", "accuracy_se", "beyond", "beyond_se")})
     out["train_seconds"] = round(trained, 1)
     out["eval_seconds"] = round(time.perf_counter() - start - trained, 1)
     from .fingerprint import fingerprint
@@ -183,7 +179,7 @@ def row_stamp() -> str:
     parts = [code_version(), f"python {sys.version_info[0]}.{sys.version_info[1]}"]
     parts += [code_text(Path(m.__file__).read_text(encoding="utf-8")) for m in modules]
     parts += [code_text(textwrap.dedent(inspect.getsource(f)))
-              for f in (model_of, _json, _passkey_numbers, row, stats.per_sequence, stats.summarize)]
+              for f in (model_of, _clean, _passkey_numbers, row, stats.per_sequence, stats.summarize)]
     # RANDOMIZED_RECIPE is left out: each row keeps its options, and sweep() reads back only rows trained on the
     # recipe their scheme has now, so the pilot's verdict does not orphan the rows trained before it
     parts.append(repr((SWEEP_LENGTHS, DEPTHS, GRID_LENGTHS, METHODS, results.ROW_OPTIONS, EVAL_SEQUENCES, DEFAULTS,

@@ -24,7 +24,7 @@ LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 PORT_FLAG := $(if $(PORT),--ServerApp.port=$(PORT),)
 
 .PHONY: install install-lessons install-lab install-book lessons lab test test-fast test-all lint lock lock-check binder book \
-        notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text lab-text-context lab-inference lab-serving lab-length lab-heldout present citation \
+        notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text lab-text-rows lab-text-context lab-inference lab-serving lab-length lab-heldout present citation \
         hf-reference test-hf clean
 
 $(PY):
@@ -225,6 +225,13 @@ lab-results-extra: $(VENV)/.installed
 # RoPE rows.
 lab-text: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.text
+
+# The text lab's rows scored by window (issue 43; posenc_helpers.lab.text_rows): every bits-per-character
+# number with its SE over the validation windows, RoPE fine-tuned with s = 4, 8 and 16 and scored past its
+# fine-tune length, and each model's context table, for all 8 text seeds. Rows are kept in
+# runs/partials/text-<stamp>.jsonl as they finish; a stopped run resumes there. No stored file is written yet.
+lab-text-rows: $(VENV)/.installed
+	$(PY) -m posenc_helpers.lab.text_rows
 
 # Regenerate posenc_helpers/lab/text_context.json (notebook 15: does a model use context past L, and
 # sliding windows) for the text sweep's first three seeds (lab.text_context.SEEDS), then

@@ -308,7 +308,7 @@ def rope_omega(run, method, factor) -> tuple[np.ndarray, float]:
     return omega, scale
 
 
-def finetune(run, *, length, method=None, steps=FINETUNE_STEPS, seed=0, progress=True, cache=True) -> TextRun:
+def finetune(run, *, length, method=None, steps=FINETUNE_STEPS, seed=0, progress=True, cache=True, factor=None) -> TextRun:
     """Continue training a RoPE text ``run`` on windows of ``length`` characters, RoPE rescaled; a new run.
 
     The papers' regime in miniature: rescale the frequencies for s = length / L
@@ -321,16 +321,26 @@ def finetune(run, *, length, method=None, steps=FINETUNE_STEPS, seed=0, progress
     and ``finetune_len``, so ``bits_per_char(ft, lengths)`` reads it with that
     same rescaling at every length. ``ft.initial_params`` is ``run.params``.
     ``cache`` as in :func:`.train.fit`: by default a fine-tune run before is read back.
+    ``factor`` sets s for a target longer than the fine-tune's windows (s =
+    target ÷ L, at least length / L, with "pi", "ntk" or "yarn"), as
+    :func:`.train.finetune` does: the setting in which the YaRN paper (Peng et
+    al. 2023) reports extrapolating past the fine-tune's own length.
 
     >>> tiny = dict(train_len=8, d_model=16, heads=2, layers=1)   # a tiny model: one layer, width 16, L = 8
     >>> run = train("rope", steps=2, progress=False, **tiny)
     >>> ft = finetune(run, length=32, method="yarn", steps=2, progress=False)
     >>> ft.train_len, ft.finetune_len, ft.method, ft.factor, ft.losses.shape
     (8, 32, 'yarn', 4.0, (2,))
+    >>> finetune(run, length=32, method="yarn", factor=8, steps=2, progress=False).factor   # s for 8L, tuned at 4L
+    8.0
     >>> finetune(run, length=8)
     Traceback (most recent call last):
     ...
     ValueError: length must exceed the run's training length 8, got 8
+    >>> finetune(run, length=32, method="pi", factor=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: factor must be at least length / train_len = 4, got factor=2
     """
     if not isinstance(run, Run) or run.task != "text":
         raise TypeError(
@@ -340,7 +350,19 @@ def finetune(run, *, length, method=None, steps=FINETUNE_STEPS, seed=0, progress
     if getattr(run, "validation", None) is not None:
         raise ValueError("run was trained on your own corpus; finetune reads the shipped text only")
     length, steps, seed = check_finetune(run, _length(length), steps, seed, method, FINETUNE_METHODS)
-    factor = length / run.train_len
+    if factor is None:
+        factor = length / run.train_len
+    else:
+        if method not in METHODS:
+            raise ValueError(
+                f"factor is a rescaling's s, so it needs method 'pi', 'ntk' or 'yarn', got factor={factor!r} with "
+                f"method {method!r}"
+            )
+        given, factor = factor, v.real_scalar("factor", factor)
+        if factor < length / run.train_len:
+            raise ValueError(
+                f"factor must be at least length / train_len = {length / run.train_len:g}, got factor={given!r}"
+            )
     omega, scale = rope_omega(run, method, factor)
     config = dataclasses.replace(run.config, train_len=length)
     params, losses = fit(

@@ -114,7 +114,7 @@ def test_a_kept_sweep_resumes_from_its_partial_file(tmp_path, monkeypatch):
 
     def in_this_process(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=True, recycle=False):
         # the kept sweep asks for spawned workers; the stand-in row runs here (it cannot cross to a worker)
-        spawned.append(spawn)
+        spawned.append((spawn, recycle))
         for i, job in enumerate(jobs):
             on_result(i, fn(*job))
 
@@ -132,7 +132,7 @@ def test_a_kept_sweep_resumes_from_its_partial_file(tmp_path, monkeypatch):
     np.testing.assert_array_equal(again[(0, "prev", "rope")]["accuracy"], first[(0, "prev", "rope")]["accuracy"])
     assert again[(0, "prev", "rope")]["machine"] == {"cpu": 1}  # each kept row names the machine that computed it
     assert results._machines(again) == [{"cpu": 1}]
-    assert spawned == [True, True]  # every kept row in a one-thread worker, even the last one alone
+    assert spawned == [(True, True), (True, True)]  # every kept row in a fresh one-thread worker, even the last alone
 
 
 def test_one_job_can_be_sent_to_a_spawned_worker():
@@ -155,7 +155,7 @@ def test_a_kept_extra_run_resumes_from_its_own_partial_file(tmp_path, monkeypatc
         return {"accuracy": [0.25], "final_loss": 2.0, "machine": {"cpu": 2}}
 
     def in_this_process(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=True, recycle=False):
-        assert spawn  # a kept row is computed in a spawned one-thread worker
+        assert spawn and recycle  # a kept row is computed in a fresh spawned one-thread worker
         for i, job in enumerate(jobs):
             on_result(i, fn(*job))
 

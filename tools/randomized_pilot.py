@@ -119,8 +119,9 @@ def run_missing(workers=2) -> None:
         print(f"recipe {recipe}: {len(todo)} to train; settled on a cheaper recipe: {sorted(settled)}", flush=True)
         if todo:
             # every row in a spawned one-thread worker, even with one worker, as the sweeps train
-            # a fresh worker per model: a worker's memory maps grow with every program it compiles, and the pilot's
-            # worker twice failed to compile ("Cannot allocate memory") with RAM free, likely at vm.max_map_count
+            # a fresh worker per model: the pilot's reused worker twice failed to compile ("Cannot allocate memory")
+            # with most of the RAM free, and the headline sweep's reused worker held 22,676 memory maps of the
+            # 65,530 vm.max_map_count allows after 70 rows; that the maps caused it is likely, not shown
             pool_map(row, todo, workers=workers, on_result=lambda i, entry, todo=todo: keep(i, entry), spawn=True,
                      recycle=True)
 

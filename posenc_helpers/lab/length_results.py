@@ -203,14 +203,11 @@ def sweep(seeds, *, workers=None, log=print, partial=None, only_settled=False, s
                          "train the other rows with only_settled=True (--settled)")
     rows = []
     if partial is not None and Path(partial).exists():
-        text = Path(partial).read_text()
-        if text and not text.endswith("\n"):  # a run stopped while writing its last row: that row is lost
-            text = text[: text.rfind("\n") + 1]
-            Path(partial).write_text(text)
-        # a row is read back only if it was trained on the recipe its scheme has now (the recipe is not in the stamp,
-        # so the settled rows survive the pilot's verdict)
-        rows = [r for r in (json.loads(line) for line in text.splitlines() if line.strip())
-                if settled(r["scheme"]) and r.get("options") == model_of(r["scheme"])[1]]
+        from .pool import read_lines
+
+        # a row cut off mid-write is dropped (pool.read_lines). A row is read back only if it was trained on the recipe
+        # its scheme has now (the recipe is not in the stamp, so the settled rows survive the pilot's verdict)
+        rows = [r for _, r in read_lines(partial) if settled(r["scheme"]) and r.get("options") == model_of(r["scheme"])[1]]
     resumed = len(rows)
     have = {(r["seed"], r["task"], r["scheme"]) for r in rows}
     todo = [job for job in todo if job not in have]
@@ -224,7 +221,8 @@ def sweep(seeds, *, workers=None, log=print, partial=None, only_settled=False, s
             log(f"{len(rows) - resumed}/{len(todo)} seed {r['seed']} {r['task']} {r['scheme']}: "
                 f"trained in {r['train_seconds']} s")
 
-    # rows written as each finishes (not in job order), so a run stopped at a session's end keeps all it finished
+    # rows written as each finishes (not in job order), so a run stopped at a session's end keeps all it finished;
+    # with spawn (the default) every row gets a fresh worker (pool_map's recycle), without it all run here
     pool_map(row, todo, workers=workers, on_result=done, spawn=spawn, ordered=False, recycle=spawn)
     order = {job: n for n, job in enumerate(jobs(seeds))}
     rows.sort(key=lambda r: order[(r["seed"], r["task"], r["scheme"])])

@@ -11,10 +11,11 @@ module but :mod:`.cache`, for the folder :func:`resumable` keeps its rows in.
 
 from __future__ import annotations
 
+import numbers
 import os
 from pathlib import Path
 
-__all__ = ["XLA_ONE_THREAD", "one_thread_worker", "pool_map", "resumable"]
+__all__ = ["XLA_ONE_THREAD", "one_thread_worker", "pool_map", "read_lines", "resumable"]
 
 #: The XLA flag each worker process gets: one compute thread, so n workers use n cores without fighting.
 XLA_ONE_THREAD = "--xla_cpu_multi_thread_eigen=false"
@@ -36,12 +37,17 @@ def pool_map(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=Tru
     is then computed as they are). Each worker runs XLA with one thread
     (:data:`XLA_ONE_THREAD`). ``on_result(index, result)`` is called in job
     order as results arrive, or with ``ordered=False`` as each job finishes (a
-    run that keeps its results then keeps every finished one). If a job
-    raises, the jobs not yet started are cancelled and the error is raised.
-    ``recycle=True`` gives every job a worker of its own: a worker's memory
-    maps grow with every program XLA compiles in it, and a worker that
-    trained model after model failed to compile ("Cannot allocate memory")
-    with RAM free, likely at ``vm.max_map_count``. ``fn`` must be importable (a module-level function).
+    run that keeps its results then keeps every finished one). At most
+    ``workers`` jobs are handed to the pool at once, so when a job raises, no
+    other job starts after it: the jobs already running finish and their
+    results are reported, then the first error is raised, with a note naming
+    its job. ``recycle=True`` gives every job a spawned worker of its own
+    (``spawn`` is implied). The reason: the headline sweep's worker, reused,
+    held 22,676 memory maps (of the 65,530 ``vm.max_map_count`` allows) after
+    70 rows, and a reused pilot worker twice failed to compile ("Cannot
+    allocate memory") with most of the RAM free; that the maps caused it is
+    likely, not shown. A fresh worker re-imports JAX and recompiles, a few
+    seconds a job. ``fn`` must be importable (a module-level function).
 
     >>> pool_map(pow, [(2, 3), (3, 2)], workers=1)
     [8, 9]
@@ -49,32 +55,75 @@ def pool_map(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=Tru
     jobs = [tuple(job) for job in jobs]
     if workers is None:
         workers = os.cpu_count() or 1
-    workers = max(1, min(int(workers), len(jobs)))
-    results = []
+    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
+        raise ValueError(f"workers must be a number of worker processes (1 or more) or None, got {workers!r}")
+    if not jobs:
+        return []
+    workers = min(int(workers), len(jobs))
+    spawn = spawn or recycle  # a worker of its own for each job is a spawned worker, even with one
+    out = [None] * len(jobs)
     if workers == 1 and not spawn:
         for i, job in enumerate(jobs):
-            results.append(fn(*job))
+            try:
+                out[i] = fn(*job)
+            except Exception as e:
+                e.add_note(_failed(fn, i, job))
+                raise
             if on_result is not None:
-                on_result(i, results[-1])
-        return results
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+                on_result(i, out[i])
+        return out
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from multiprocessing import get_context
 
-    out = [None] * len(jobs)
+    # max_tasks_per_child=1: a worker is never reused. Keep it at 1: Python 3.11's pool can hang with a larger
+    # value (CPython gh-115634)
     per_child = {"max_tasks_per_child": 1} if recycle else {}
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=one_thread_worker, **per_child) as pool:
-        futures = [pool.submit(fn, *job) for job in jobs]
-        index = {future: i for i, future in enumerate(futures)}
-        try:
-            for future in (futures if ordered else as_completed(futures)):
-                i = index[future]
-                out[i] = future.result()
-                if on_result is not None:
-                    on_result(i, out[i])
-        except BaseException:
-            pool.shutdown(wait=False, cancel_futures=True)  # the jobs not yet started never start
-            raise
+    pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=one_thread_worker, **per_child)
+    got = [False] * len(jobs)
+    pending, submitted, reported, error = {}, 0, 0, None
+
+    def report(i):
+        nonlocal reported
+        if on_result is None:
+            return
+        if not ordered:
+            on_result(i, out[i])
+            return
+        while reported < len(jobs) and got[reported]:
+            on_result(reported, out[reported])
+            reported += 1
+
+    try:
+        while True:
+            # hand the pool at most `workers` jobs, so that none waits in its queue when a job fails
+            while error is None and submitted < len(jobs) and len(pending) < workers:
+                pending[pool.submit(fn, *jobs[submitted])] = submitted
+                submitted += 1
+            if not pending:
+                break
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                i = pending.pop(future)
+                try:
+                    out[i] = future.result()
+                except Exception as e:
+                    if error is None:
+                        e.add_note(_failed(fn, i, jobs[i]))
+                        error = e
+                    continue
+                got[i] = True
+                report(i)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)  # interrupted: nothing more starts
+        raise
+    pool.shutdown(wait=True)
+    if error is not None:
+        raise error
     return out
+
+
+def _failed(fn, i, job) -> str:
+    return f"pool_map: job {i}, {getattr(fn, '__qualname__', fn)}{job!r}, failed"
 
 
 def _partials():
@@ -85,35 +134,68 @@ def _partials():
     return None if folder is None else folder / "partials"
 
 
+def read_lines(path) -> list:
+    """The JSON values of a file of JSON lines that a run appends to, each with its line number: ``[(n, value)]``.
+
+    A last line cut off mid-write (a run stopped while writing it) is dropped, and the file truncated to its last
+    whole line, in place, so no kept line is ever rewritten. A line that is not JSON is refused, by file and line.
+    """
+    import json
+
+    path = Path(path)
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        # a run stopped while writing its last line: that line is lost, the others are kept as they are
+        os.truncate(path, data.rfind(b"\n") + 1)
+        data = data[: data.rfind(b"\n") + 1]
+    out = []
+    for n, line in enumerate(data.decode("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append((n, json.loads(line)))
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}, line {n}, is not a line of JSON ({e.msg}): {line[:60]!r}") from None
+    return out
+
+
 def resumable(fn, jobs, *, name, workers=None, log=None, folder=None, spawn=False, recycle=False) -> dict:
     """:func:`pool_map` that keeps each finished result, so a stopped run started again computes only the rest.
 
-    ``{job: fn(*job)}`` for every job (a tuple of JSON values; ``fn``'s result
-    must be JSON too). Each result is appended, as it arrives, to the partial
+    ``{job: fn(*job)}`` for every job (a tuple of JSON values, not nested; ``fn``'s
+    result must be JSON too). Each result is appended, as it arrives, to the partial
     file ``<name>.jsonl`` in the model cache's folder (``partials/``); a job
     found there is not computed again. ``name`` must change whenever what
-    ``fn`` computes changes (the callers put a hash of their code and of the
-    machine in it), so a stale result is never read. With the model cache off,
-    nothing is kept. ``log(line)`` hears of every result. ``folder`` keeps the partial file elsewhere (a sweep
-    that spans sessions keeps it in the repository, where a commit carries it to the next machine), whether or not
-    the model cache is on.
+    ``fn`` computes changes (the callers put a hash of their code in it), so a
+    stale result is never read. With the model cache off, nothing is kept.
+    ``log(line)`` hears of every result. ``folder`` keeps the partial file
+    elsewhere (a sweep that spans sessions keeps it in the repository, where a
+    commit carries it to the next machine), whether or not the model cache is
+    on. ``spawn`` and ``recycle`` are :func:`pool_map`'s. A job named twice is
+    computed once; a file that holds one job twice with different results, or
+    a line that is not a kept result, is refused by file and line.
     """
-    jobs = [tuple(job) for job in jobs]
+    import json
+
+    jobs = list(dict.fromkeys(tuple(job) for job in jobs))  # each job once, in order
+    for job in jobs:
+        try:
+            same = tuple(json.loads(json.dumps(list(job)))) == job
+        except (TypeError, ValueError):
+            same = False
+        if not same:
+            raise ValueError(f"jobs: {job!r} does not come back from JSON as itself; a job is a tuple of JSON scalars")
     folder = _partials() if folder is None else Path(folder)
     path = None if folder is None else folder / f"{name}.jsonl"
-    done = {}
+    done, where = {}, {}
     if path is not None and path.is_file():
-        import json
-
-        text = path.read_text()
-        if text and not text.endswith("\n"):
-            # a run stopped while writing its last result: that result is lost, the others are kept
-            text = text[: text.rfind("\n") + 1]
-            path.write_text(text)
-        for line in text.splitlines():
-            if line.strip():
-                item = json.loads(line)
-                done[tuple(item["job"])] = item["result"]
+        for n, item in read_lines(path):
+            if not isinstance(item, dict) or set(item) != {"job", "result"} or not isinstance(item["job"], list):
+                raise ValueError(f"{path}, line {n}, is not a kept result (an object with a job and a result)")
+            job = tuple(item["job"])
+            if job in done and done[job] != item["result"]:
+                raise ValueError(f"{path}: job {job!r} is kept twice with different results (lines {where[job]} and {n})")
+            done[job], where[job] = item["result"], n
     todo = [job for job in jobs if job not in done]
     if log is not None:
         log(f"{len(jobs) - len(todo)} of {len(jobs)} jobs read from {path}" if path else f"{len(jobs)} jobs")
@@ -121,8 +203,6 @@ def resumable(fn, jobs, *, name, workers=None, log=None, folder=None, spawn=Fals
     def keep(i, result):
         done[todo[i]] = result
         if path is not None:
-            import json
-
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "a") as f:
                 f.write(json.dumps({"job": list(todo[i]), "result": result}) + "\n")

@@ -1,8 +1,8 @@
-"""posenc_helpers.lab.text_rows and text.finetune(factor=): the text lab's rows scored by window (issue 43).
+"""posenc_helpers.lab.text_rows and text.finetune(factor=): the text lab's rows kept block by block (issue 43).
 
-Each window's loss past a position is recomputed by hand from the text string and the model's logits (the model
-itself is held to literal loops in test_lab_model.py), the SE over windows by its formula, and a fine-tune with s
-set for a longer target by its first loss with PI's frequencies written out.
+Each block's loss (and the part of it past a position) is recomputed by hand from the text string and the model's
+logits (the model itself is held to literal loops in test_lab_model.py); a rescaling and a fine-tune with s set for a
+longer target by their losses with the frequencies and the temperature written out (YaRN's by the paper's formula).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from posenc_helpers.lab import text as T
-from posenc_helpers.lab import text_context
+from posenc_helpers.lab import text_context as C
 from posenc_helpers.lab import text_rows as R
 from posenc_helpers.lab.model import forward
 
@@ -27,73 +27,108 @@ def runs():
     return {s: T.train(s, steps=2, progress=False, **TINY) for s in ("rope", "learned")}
 
 
-def _literal_window_bits(run, length, start, every):
-    # every `every`-th window of `length` characters of the validation text, by hand: the mean over positions
-    # start … length − 1 of −log2 p(next character)
-    val_text = TEXT[T.split()[0].size :]
-    n = (len(val_text) - 1) // length
+def literal_yarn(s, L=8, d=8, base=10000.0, alpha=1.0, beta=4.0):
+    # Peng et al. 2023, "NTK-by-parts": r_k = L / λ_k turns of pair k within L, γ_k = clamp((r_k − α)/(β − α), 0, 1),
+    # ω'_k = (1 − γ_k)·ω_k/s + γ_k·ω_k, with the lab's (α, β) = (1, 4) turns
     out = []
-    for w in range(0, n, every):
+    for k in range(d // 2):
+        w = base ** (-2 * k / d)
+        gamma = min(max((L / (2 * math.pi / w) - alpha) / (beta - alpha), 0.0), 1.0)
+        out.append((1 - gamma) * w / s + gamma * w)
+    return np.array(out)
+
+
+def _bits(run, inputs, nexts, omega=None, scale=1.0):
+    # −log2 p(next character) at every position of one window, by hand from the logits
+    logits = np.asarray(
+        forward(run.params, T.encode(inputs)[None], run.config, omega=omega, logit_scale=scale)[0], dtype=np.float64
+    )
+    out = []
+    for t, c in enumerate(nexts):
+        p = np.exp(logits[t] - logits[t].max())
+        out.append(-math.log2(p[T.VOCAB.index(c)] / p.sum()))
+    return np.array(out)
+
+
+def _literal_block(run, length, b, *, start=0, block=64, omega=None, scale=1.0):
+    # block b of `block` targets, read in non-overlapping windows of `length`: the mean over positions ≥ start
+    val_text = TEXT[T.split()[0].size :]
+    bits = []
+    for w in range(b * block // length, (b + 1) * block // length):
         inputs = val_text[w * length : (w + 1) * length]
         nexts = val_text[w * length + 1 : (w + 1) * length + 1]
-        logits = np.asarray(forward(run.params, T.encode(inputs)[None], run.config)[0], dtype=np.float64)
-        bits = []
-        for t in range(start, length):
-            p = np.exp(logits[t] - logits[t].max())
-            bits.append(-math.log2(p[T.VOCAB.index(nexts[t])] / p.sum()))
-        out.append(np.mean(bits))
-    return np.array(out), n
+        bits.extend(_bits(run, inputs, nexts, omega, scale)[start:])
+    return float(np.mean(bits))
 
 
-@pytest.mark.parametrize("start", [0, 5])
-def test_window_bits_is_each_windows_mean_past_start_by_hand(runs, start):
-    run = runs["rope"]  # at T = L = 8 no rescaling: the model's own frequencies
-    want, n = _literal_window_bits(run, 8, start, every=211)
-    got = R.window_bits(run, 8, start=start)
-    assert got.shape == (n,)
-    np.testing.assert_allclose(got[::211], want, rtol=1e-4)
-    if start == 0:
-        assert got.mean() == pytest.approx(T.bits_per_char(run, [8])[0])
+@pytest.mark.parametrize(("length", "start"), [(8, 0), (16, 5)])
+def test_each_block_is_the_mean_of_its_windows_past_start_by_hand(runs, length, start):
+    run = runs["rope"]  # length 16 = 2L with no method: RoPE's own frequencies, as at L
+    got = R.block_bits(run, length, start=start, n_blocks=40, block=64)
+    assert got.shape == (40,)
+    for b in (0, 17, 39):
+        assert got[b] == pytest.approx(_literal_block(run, length, b, start=start), rel=1e-4)
+    if start == 0:  # over the same targets, the blocks' mean is the windows' mean
+        want = T._window_nll(run, length, None)[: 40 * 64 // length].mean()
+        assert got.mean() == pytest.approx(want, rel=1e-6)
 
 
-def test_the_se_over_windows_is_its_formula():
-    values = [2.0, 2.5, 1.5, 3.0]
-    mean = sum(values) / 4
-    s2 = sum((x - mean) ** 2 for x in values) / 3
-    assert R.mean_se(values) == (mean, round(math.sqrt(s2 / 4), 5))
-    assert all(math.isnan(x) for x in R.mean_se([np.nan]))  # cannot run
-    with pytest.raises(ValueError, match="at least 2 windows, got 1"):
-        R.mean_se([1.0])
+def test_a_test_time_rescaling_is_read_with_its_frequencies_written_out(runs):
+    run = runs["rope"]
+    got = R.block_bits(run, 16, method="pi", n_blocks=3, block=64)
+    omega = np.array([10000.0 ** (-2 * k / 8) / 2 for k in range(4)])  # PI at 2L: ω_k / 2, d = head_dim = 8
+    assert got[1] == pytest.approx(_literal_block(run, 16, 1, omega=omega), rel=1e-4)
+    assert got[1] != pytest.approx(R.block_bits(run, 16, n_blocks=3, block=64)[1], rel=1e-6)
 
 
-def test_the_learned_table_past_L_is_nan_not_a_number(runs):
-    bits, se = R.scored(runs["learned"], [8, 16])
-    assert not math.isnan(bits[0]) and se[0] > 0
-    assert math.isnan(bits[1]) and math.isnan(se[1])
+def test_the_learned_table_past_L_is_nan_blocks(runs):
+    assert np.isnan(R.block_bits(runs["learned"], 16, n_blocks=4, block=64)).all()
+    assert not np.isnan(R.block_bits(runs["learned"], 8, n_blocks=4, block=64)).any()
 
 
-def test_a_bad_start_is_refused_by_name(runs):
+def test_bad_blocks_are_refused_by_name(runs):
+    rope = runs["rope"]
     for start in (-1, 8, 2.0, True):
         with pytest.raises(ValueError, match=f"start must be a position in 0 … 7, got {start!r}"):
-            R.window_bits(runs["rope"], 8, start=start)
+            R.block_bits(rope, 8, start=start)
+    with pytest.raises(ValueError, match="length=24 must divide block=1024"):
+        R.block_bits(rope, 24)
+    with pytest.raises(ValueError, match="n_blocks=200 blocks of 1024 need 204800 targets"):
+        R.block_bits(rope, 8, n_blocks=200)
+    with pytest.raises(ValueError, match="block must be an integer of at least 1, got 0"):
+        R.block_bits(rope, 8, block=0)
 
 
-def test_a_finetune_with_s_for_a_longer_target_uses_that_s_written_out(runs):
+def _first_loss(run, omega, scale):
+    # step 0's loss of a fine-tune from seed 2 at 32 characters, with the frequencies and temperature written out
+    tokens, target = T.batch(2, length=32, size=32)
+    config = dataclasses.replace(run.config, train_len=32)
+    logits = np.asarray(forward(run.params, tokens, config, omega=omega, logit_scale=scale), dtype=np.float64)
+    logp = logits - logits.max(-1, keepdims=True)
+    logp -= np.log(np.exp(logp).sum(-1, keepdims=True))
+    return -np.take_along_axis(logp, target[..., None], -1).mean()
+
+
+def test_a_pi_finetune_with_s_for_a_longer_target_uses_that_s_written_out(runs):
     rope = runs["rope"]
     ft = T.finetune(rope, length=32, method="pi", factor=8, steps=2, seed=2, progress=False)
     assert (ft.finetune_len, ft.method, ft.factor) == (32, "pi", 8.0)
-    # step 0's loss: the pre-trained parameters on seed 2's first batch of 32 characters, with PI's frequencies for
-    # s = 8 written out: ω_k = base^(−2k/d) / 8, d = head_dim = 8
-    omega = np.array([10000.0 ** (-2 * k / 8) / 8 for k in range(4)])
-    tokens, target = T.batch(2, length=32, size=32)
-    config = dataclasses.replace(rope.config, train_len=32)
-    logits = np.asarray(forward(rope.params, tokens, config, omega=omega), dtype=np.float64)
-    logp = logits - logits.max(-1, keepdims=True)
-    logp -= np.log(np.exp(logp).sum(-1, keepdims=True))
-    assert ft.losses[0] == pytest.approx(-np.take_along_axis(logp, target[..., None], -1).mean(), rel=1e-5)
+    omega = np.array([10000.0 ** (-2 * k / 8) / 8 for k in range(4)])  # PI for s = 8, not the fine-tune's 4
+    assert ft.losses[0] == pytest.approx(_first_loss(rope, omega, 1.0), rel=1e-5)
     # read with its own s = 8 at every length: at 8L that is what PI gives there, at 4L it is not PI's s = 4
     assert T.bits_per_char(ft, [64])[0] == T.bits_per_char(ft, [64], method="pi")[0]
     assert T.bits_per_char(ft, [32])[0] != T.bits_per_char(ft, [32], method="pi")[0]
+
+
+def test_a_yarn_finetune_takes_its_ramp_and_temperature_from_s_not_the_finetune_length(runs):
+    rope = runs["rope"]
+    ft = T.finetune(rope, length=32, method="yarn", factor=8, steps=2, seed=2, progress=False)
+    # YaRN for s = 8 from L = 8 with the lab's (α, β) = (1, 4) turns; temperature (0.1 ln 8 + 1)² on the logits
+    omega = literal_yarn(8.0)
+    assert T.YARN_BETA == (1.0, 4.0)
+    assert ft.losses[0] == pytest.approx(_first_loss(rope, omega, (0.1 * math.log(8) + 1) ** 2), rel=1e-5)
+    s4 = literal_yarn(4.0)
+    assert ft.losses[0] != pytest.approx(_first_loss(rope, s4, (0.1 * math.log(4) + 1) ** 2), rel=1e-5)
 
 
 def test_a_factor_needs_a_rescaling_and_covers_the_finetune(runs):
@@ -105,32 +140,69 @@ def test_a_factor_needs_a_rescaling_and_covers_the_finetune(runs):
         T.finetune(rope, length=32, method="yarn", factor=3)
 
 
-def test_a_row_holds_every_finetune_and_scores_each_past_its_own_length(runs, monkeypatch):
-    # the row's plumbing on the tiny model (L = 8): the model and its context table stand in for the sweep's
+@pytest.fixture
+def tiny_row(runs, monkeypatch):
+    # a row of the tiny RoPE model (L = 8), its fine-tunes 2 steps long, its context over 64 windows of 8L
     rope = runs["rope"]
     monkeypatch.setattr(T, "train", lambda scheme, **kw: rope)
-    monkeypatch.setattr(T, "FINETUNE_STEPS", 2)
     monkeypatch.setattr(T.finetune, "__kwdefaults__", {**T.finetune.__kwdefaults__, "steps": 2})
-    monkeypatch.setattr(text_context, "row", lambda run: {"blocks": {}, "sliding": [1.0], "nonoverlapping": [2.0]})
-    got = R.row(0, "rope")
+    monkeypatch.setattr(C, "N_CHARS", 64 * 8 * 8)
+    return R.row(0, "rope"), rope
+
+
+def test_a_row_keeps_every_curve_and_every_finetune_past_its_own_length(tiny_row):
+    got, rope = tiny_row
     assert set(got["finetuned"]) == set(R.FINETUNES) == {
         "plain", "pi", "ntk", "yarn", "pi_s8", "ntk_s8", "yarn_s8", "pi_s16", "ntk_s16", "yarn_s16"}
-    assert all(len(got[k]) == len(T.FACTORS) for k in ("bits", "bits_se"))
-    assert all(len(b) == len(R.PAST_FACTORS) for b in got["tuned"].values())
-    # "tuned" is the mean over positions 4L … T − 1 of every window, with that fine-tune's own rescaling
-    ft = T.finetune(rope, length=32, method="yarn", factor=16, steps=2, progress=False)
-    past = T._window_nll(ft, 128, None)[:, 32:].mean(axis=1)
-    assert got["tuned"]["yarn_s16"][1] == pytest.approx(past.mean(), abs=1e-6)
-    assert got["tuned_se"]["yarn_s16"][1] == pytest.approx(past.std(ddof=1) / math.sqrt(past.size), abs=1e-5)
-    assert got["context"] == {"blocks": {}, "sliding": [1.0], "nonoverlapping": [2.0]}
+    assert set(got["past"]) == {"rope", "scaled:pi", "scaled:ntk", "scaled:yarn"} | {f"finetuned:{n}" for n in R.FINETUNES}
+    assert len(got["blocks"]) == len(T.FACTORS) and all(len(b) == R.N_BLOCKS for b in got["blocks"])
+    assert all(len(b) == len(R.PAST_FACTORS) for b in got["past"].values())
+    # "past" at 16L = 128: each block's mean over the positions 32 … 127 of its windows, by hand, with that
+    # fine-tune's own rescaling (YaRN for s = 16 from L = 8, and its temperature)
+    ft = T.finetune(rope, length=32, method="yarn", factor=16, progress=False)  # the row's, from the model cache
+    omega = literal_yarn(16.0)
+    want = _literal_block(ft, 128, 5, start=32, block=1024, omega=omega, scale=(0.1 * math.log(16) + 1) ** 2)
+    assert R.block_bits(ft, 128, start=32)[5] == pytest.approx(want, rel=1e-4)
+    assert got["past"]["finetuned:yarn_s16"][1][5] == pytest.approx(want, rel=1e-4)
 
 
-def test_the_stamp_names_the_settings(monkeypatch):
+def test_a_rows_context_keeps_what_a_paired_se_needs(tiny_row):
+    got, rope = tiny_row
+    ctx = got["context"]
+    gains = np.array(ctx["gain_windows"])
+    assert gains.shape == (64, 8)
+    np.testing.assert_allclose(gains.mean(0), ctx["gain"], atol=2e-6)
+    # sliding and non-overlapping windows block by block over the same 4,096 characters: their means are
+    # text_context's numbers
+    for k, m in enumerate(C.MULTIPLES):
+        assert len(ctx["sliding_blocks"][k]) == 4
+        plain = C.nonoverlapping_bits(rope, m * 8, n_chars=C.N_CHARS)
+        assert np.mean(ctx["nonoverlapping_blocks"][k]) == pytest.approx(plain, abs=2e-6)
+
+
+def test_the_stamp_names_the_settings_and_the_text(monkeypatch, tmp_path):
     before = R.row_stamp()
     monkeypatch.setattr(R, "PAST_FACTORS", (8,))
     assert R.row_stamp() != before
+    monkeypatch.undo()
+    other = tmp_path / "tragedies.txt"
+    other.write_bytes(T.TEXT_PATH.read_bytes().replace(b"Cleopatra", b"Cleopatrb", 1))
+    monkeypatch.setattr(T, "TEXT_PATH", other)
+    assert R.row_stamp() != before
 
 
-def test_the_sweep_refuses_the_held_out_seed():
+def test_the_sweep_refuses_the_held_out_seed_and_rows_of_other_code(monkeypatch):
     with pytest.raises(ValueError, match=f"holds the held-out seed {T.HELD_OUT_SEED}"):
         R.sweep((0, T.HELD_OUT_SEED))
+    from posenc_helpers.lab import pool
+
+    monkeypatch.setattr(pool, "resumable", lambda fn, jobs, **kw: {job: {"stamp": "0" * 16} for job in jobs})
+    with pytest.raises(ValueError, match=r"rows computed by other code than stamp .*\(0, 'none'\): '0000000000000000'"):
+        R.sweep((0,))
+
+
+def test_jobs_are_checked():
+    with pytest.raises(ValueError, match="each seed must be an integer of at least 0, got -1"):
+        R.jobs((-1,))
+    with pytest.raises(ValueError, match="'xpos' is not one of the text lab's"):
+        R.jobs((0,), ("xpos",))

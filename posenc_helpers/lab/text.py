@@ -323,8 +323,9 @@ def finetune(run, *, length, method=None, steps=FINETUNE_STEPS, seed=0, progress
     ``cache`` as in :func:`.train.fit`: by default a fine-tune run before is read back.
     ``factor`` sets s for a target longer than the fine-tune's windows (s =
     target ÷ L, at least length / L, with "pi", "ntk" or "yarn"), as
-    :func:`.train.finetune` does: the setting in which the YaRN paper (Peng et
-    al. 2023) reports extrapolating past the fine-tune's own length.
+    :func:`.train.finetune` does. The YaRN paper (Peng et al. 2023) reports its
+    s = 32 model, fine-tuned on 64k-token sequences, extrapolating to 128k:
+    twice the fine-tune's length.
 
     >>> tiny = dict(train_len=8, d_model=16, heads=2, layers=1)   # a tiny model: one layer, width 16, L = 8
     >>> run = train("rope", steps=2, progress=False, **tiny)

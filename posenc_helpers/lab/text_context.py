@@ -250,8 +250,9 @@ def context_use(run, n_windows=N_WINDOWS, factor=FACTOR) -> dict:
     return _context_use(run, n_windows, factor, None)
 
 
-def _context_use(run, n_windows, factor, stride1) -> dict:
-    # stride1: sliding_nll(run, L, 1, n_windows · factor · L) if already computed, else None
+def _context_use(run, n_windows, factor, stride1, *, windows=False) -> dict:
+    # stride1: sliding_nll(run, L, 1, n_windows · factor · L) if already computed, else None; windows: also each
+    # window's gain per block, "gain_windows" (n_windows, factor), from which a paired SE can be taken
     L = run.train_len
     W = factor * L
     have = lab_text._validation(run).size
@@ -275,12 +276,15 @@ def _context_use(run, n_windows, factor, stride1) -> dict:
     whole_b = whole.reshape(n_windows, factor, L).mean(2)
     last_b = last_L.reshape(n_windows, factor, L).mean(2)
     gain_w = last_b - whole_b
-    return {
+    out = {
         "whole": whole_b.mean(0),
         "last_L": last_b.mean(0),
         "gain": gain_w.mean(0),
         "gain_se": gain_w.std(0, ddof=1) / math.sqrt(n_windows),
     }
+    if windows:
+        out["gain_windows"] = gain_w
+    return out
 
 
 def row(run, *, n_windows=N_WINDOWS, factor=FACTOR, n_chars=N_CHARS) -> dict:

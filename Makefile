@@ -258,9 +258,9 @@ lab-serving: $(VENV)/.installed
 
 # Notebook 17's stored sweep (posenc_helpers/lab/length_results.json): the five schemes built for length
 # generalisation on prev and first, and every scheme on passkey (RoPE also with PI, NTK and YaRN at test
-# time), 20 seeds, scored by sequence and by haystack. It refuses while a randomized scheme has no recipe
-# (the randomized pilot decides; `python -m posenc_helpers.lab.length_results --settled` trains the other
-# rows meanwhile). A stopped run resumes from runs/partials/length-<stamp>.jsonl. The held-out rows wait
+# time), 20 seeds, scored by sequence and by haystack; the randomized schemes on the recipe the randomized
+# pilot decided (length_results.RANDOMIZED_RECIPE: a length curriculum, batch 128, 6,000 steps). A stopped
+# run resumes from runs/partials/length-<stamp>.jsonl. The held-out rows wait
 # for length_claims to read the re-scored rows: their seeds will come from its hash (issue 43).
 lab-length: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.length_results

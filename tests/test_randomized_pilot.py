@@ -77,3 +77,34 @@ def test_recipe_for_is_the_cheapest_recipe_every_seed_passes_on_every_task():
             rows.append(_row("rand_alibi", task, slow, seed, 1.0, 0.0))
     assert rp.recipe_for("rand_alibi", rows) == slow
     assert rp.recipe_for("rand_rope", rows) is None  # no rows: nothing is chosen
+
+
+def test_decided_waits_only_while_a_row_to_come_can_change_the_choice():
+    base, fast, slow = rp.RECIPES
+    plain = [_row(p, task, base, seed, 1.0, 0.0) for _, p in rp.PAIRS for task in rp.TASKS for seed in rp.SEEDS]
+    # the sweep's recipe: one seed of prev below the ceiling, so it has failed however the other rows come out
+    failed = plain + [_row("rand_rope", "prev", base, rp.SEEDS[0], 0.9, 0.01)]
+    assert rp.decided("rand_rope", failed) is None  # the fast recipe has no rows yet: it may still pass
+    # the fast recipe passing on every seed and task is the choice, with the slow one never trained
+    passing = failed + [_row("rand_rope", t, fast, s, 1.0, 0.0) for t in rp.TASKS for s in rp.SEEDS]
+    assert rp.decided("rand_rope", passing) == rp.recipe_for("rand_rope", passing) == fast
+    # the fast recipe, half trained and all at the ceiling so far: still open
+    half = failed + [_row("rand_rope", "prev", fast, s, 1.0, 0.0) for s in rp.SEEDS]
+    assert rp.decided("rand_rope", half) is None
+    # the fast recipe failing too: the rule takes the slow one, with none of its rows in, and whatever they say
+    both = half + [_row("rand_rope", "first", fast, rp.SEEDS[1], 0.95, 0.01)]
+    assert rp.decided("rand_rope", both) == slow and rp.recipe_for("rand_rope", both) is None
+    assert rp.decided("rand_rope", both + [_row("rand_rope", "prev", slow, 500, 0.5, 0.01)]) == slow
+
+
+@pytest.mark.skipif(not rp.PATH.exists(), reason="no pilot rows committed yet")
+def test_the_length_sweep_trains_each_randomized_scheme_on_the_recipe_the_rule_decided():
+    from posenc_helpers.lab import length_results
+
+    for rand, _ in rp.PAIRS:
+        recipe = rp.decided(rand)
+        if recipe is None:
+            assert rand not in length_results.RANDOMIZED_RECIPE
+        else:
+            batch, steps, curriculum = recipe
+            assert length_results.RANDOMIZED_RECIPE[rand] == {"batch": batch, "steps": steps, "curriculum": curriculum}

@@ -166,6 +166,23 @@ def recipe_for(scheme, rows=None):
     return None
 
 
+def decided(scheme, rows=None):
+    """The recipe :func:`recipe_for`'s rule gives ``scheme`` once no pilot row still to come can change it, else None.
+
+    Walking :data:`RECIPES` from the cheapest: a recipe on which every seed has reached the ceiling on every task is
+    the choice; one with a seed below the ceiling on some task has failed, whatever its other rows say; one with rows
+    still to come and no failure yet leaves the choice open. When every cheaper recipe has failed, the rule takes the
+    dearest whether or not it reaches the ceiling, so its own rows cannot change the choice."""
+    table = verdict(rows)
+    for recipe in RECIPES[:-1]:
+        cells = [table[(scheme, task, recipe)] for task in TASKS]
+        if all(c["reached"] == len(SEEDS) for c in cells):
+            return recipe
+        if not any(c["reached"] < c["of"] for c in cells):
+            return None  # no seed below the ceiling yet, and rows still to come
+    return RECIPES[-1]
+
+
 def print_verdict() -> None:
     for (rand, task, (batch, steps, cur)), v in verdict().items():
         recipe = f"batch {batch}, {steps} steps{', curriculum' if cur else ''}"
@@ -174,7 +191,8 @@ def print_verdict() -> None:
         print(f"{rand:16s} {task:6s} {recipe:34s} ceiling {v['ceiling']:.3f}: {v['reached']} of {v['of']} "
               f"reach it; at L [{at_l}]; past L at 8L [{past}]")
     for rand, _ in PAIRS:
-        print(f"{rand}: recipe {recipe_for(rand)} (batch, steps, curriculum; None: no recipe reaches the ceiling yet)")
+        print(f"{rand}: recipe {recipe_for(rand)} (batch, steps, curriculum; None: no recipe reaches the ceiling yet); "
+              f"decided: {decided(rand)} (None: rows still to come can change it)")
 
 
 def main(argv=None) -> None:

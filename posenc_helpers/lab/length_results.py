@@ -54,9 +54,18 @@ SEEDS = results.SEEDS
 STORED_SEEDS = (0, 1, 2, 3, 4, 5)
 
 #: Each randomized scheme's training recipe, ``{"batch", "steps", "curriculum"}``, as the randomized pilot's rule
-#: chooses it (tools/randomized_pilot.py, runs/randomized_pilot.jsonl). Empty until the pilot's verdict is in: a
-#: randomized row is then not settled, and ``--settled`` leaves it out.
-RANDOMIZED_RECIPE: dict = {}
+#: chooses it (tools/randomized_pilot.py, runs/randomized_pilot.jsonl; a scheme left out is not settled, and
+#: ``--settled`` leaves its rows out). Decided on 2026-12-07 from the pilot's 71 rows (``randomized_pilot.decided``):
+#: on prev no randomized scheme reached its plain scheme's ceiling at L on every pilot seed with the sweep's recipe
+#: (batch 32, 1,000 steps) or the curriculum at batch 128 and 3,000 steps, so the rule takes the dearest recipe,
+#: batch 128 and 6,000 steps with the length curriculum, whether or not it reaches the ceiling; the pilot's rows at
+#: 6,000 steps could no longer change the choice, and were not trained. The sweep's own rows at L say whether it
+#: reaches the ceiling. The lab's optimizer and learning rate, not the authors' Adam at 1e-3; 6,000 steps of their
+#: 10,000.
+RANDOMIZED_RECIPE: dict = {
+    scheme: {"batch": 128, "steps": 6000, "curriculum": True}
+    for scheme in ("rand_alibi", "rand_rope", "rand_sinusoidal", "rand_learned")
+}
 
 #: The tasks the five new schemes are swept on, beside "passkey" (which every scheme is swept on).
 TASKS = ("prev", "first")

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .claims import Claim, Share, check_over, failures, over_report, report
+from .claims import Bits, Claim, Share, check_over, failures, over_report, report
 from .claims import check as _check
 
 __all__ = [
     "CLAIMS_15", "CLAIMS_15_FINETUNE", "SHARES_15", "CLAIMS_15_CONTEXT", "numbers", "views", "check", "failures",
-    "report", "over_report", "check_over", "context_numbers", "context_views", "check_context",
+    "report", "over_report", "check_over", "context_numbers", "context_views", "check_context", "block_views",
+    "context_block_views",
 ]
 
 
@@ -53,6 +54,66 @@ def views(table) -> dict[int, dict]:
 def check(claims, table) -> dict[str, dict[int, bool]]:
     """``{claim text: {seed: holds}}`` for ``claims`` on every seed of a loaded text sweep."""
     return _check(claims, views(table))
+
+
+# ---- the re-scored rows (lab.text_rows), block by block --------------------------------------------
+
+
+def _curve(blocks) -> np.ndarray:
+    # one kept curve, a number per length: each a Bits of its blocks (NaN where the scheme cannot run)
+    out = []
+    for b in blocks:
+        a = np.array(b, dtype=float)  # JSON null -> NaN
+        out.append(np.nan if np.isnan(a).all() else Bits(a))
+    return np.array(out, dtype=object)
+
+
+def block_views(rows) -> dict[int, dict]:
+    """``{seed: numbers}`` from the rows of :mod:`.text_rows` (each seed's rows of every scheme), as :func:`numbers`
+    gives them for the stored sweep, with every bits number a :class:`.claims.Bits` of its blocks (a comparison then
+    weighs itself by the SE of its paired difference, :func:`.claims.margins`), and ``"past"``: each RoPE curve past the
+    fine-tune's length (``"rope"``, ``"scaled:<method>"``, ``"finetuned:<name>"``) at the rows' ``PAST_FACTORS`` × L.
+    A number the scheme cannot run is NaN."""
+    from .text import unigram_bits
+
+    by_seed: dict[int, dict] = {}
+    for r in rows:
+        by_seed.setdefault(int(r["seed"]), {})[r["scheme"]] = r
+    out = {}
+    for seed, schemes in sorted(by_seed.items()):
+        lengths = tuple(int(n) for n in next(iter(schemes.values()))["lengths"])
+        v = {"lengths": lengths, "unigram": float(unigram_bits()),
+             "bits": {s: _curve(r["blocks"]) for s, r in schemes.items()},
+             "by_position": {s: np.asarray(r["by_position"], dtype=float) for s, r in schemes.items()}}
+        rope = schemes.get("rope")
+        if rope is not None:
+            v["scaled"] = {m: _curve(c["blocks"]) for m, c in rope["scaled"].items()}
+            v["finetuned"] = {m: _curve(c["blocks"]) for m, c in rope["finetuned"].items()}
+            v["past"] = {k: _curve(b) for k, b in rope["past"].items()}
+        out[seed] = v
+    return out
+
+
+def context_block_views(rows) -> dict[int, dict]:
+    """``{seed: numbers}`` of the context tables the rows of :mod:`.text_rows` keep, as :func:`context_numbers` gives
+    them for the stored file, with each block's gain a paired :class:`.claims.Bits` over the 64 windows
+    (``"gain"``), and sliding and non-overlapping windows at each length a :class:`.claims.Bits` of their blocks of
+    1,024 characters. A number the scheme cannot run is NaN."""
+    by_seed: dict[int, dict] = {}
+    for r in rows:
+        by_seed.setdefault(int(r["seed"]), {})[r["scheme"]] = r
+    out = {}
+    for seed, schemes in sorted(by_seed.items()):
+        lengths = tuple(int(n) for n in next(iter(schemes.values()))["lengths"])
+        v = {"lengths": lengths, "gain": {}, "sliding": {}, "nonoverlapping": {}}
+        for s, r in schemes.items():
+            c = r["context"]
+            gains = np.array(c["gain_windows"], dtype=float)  # (windows, blocks of L)
+            v["gain"][s] = np.array([np.nan if np.isnan(g).all() else Bits(g, paired=True) for g in gains.T], dtype=object)
+            v["sliding"][s] = _curve(c["sliding_blocks"])
+            v["nonoverlapping"][s] = _curve(c["nonoverlapping_blocks"])
+        out[seed] = v
+    return out
 
 
 # ---- what the claims read --------------------------------------------------------------------------

@@ -1,0 +1,100 @@
+"""claims.Bits and text_claims.block_views: the text lab's numbers weighed by their blocks (issue 43).
+
+Every SE is recomputed by hand from the blocks: a paired difference over its blocks, a single number over groups of
+claims.TEXT_GROUP blocks, a window gain over its windows.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from posenc_helpers.lab import claims as C
+from posenc_helpers.lab import text_claims as TC
+
+RNG = np.random.default_rng(7)
+
+
+def _se(values):
+    values = list(values)
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((x - mean) ** 2 for x in values) / (len(values) - 1) / len(values))
+
+
+def test_a_paired_difference_is_weighed_over_its_blocks():
+    a, b = RNG.normal(2.0, 0.3, 96), RNG.normal(2.1, 0.3, 96)
+    claim = C.Claim("a below b", lambda v: v["a"] < v["b"])
+    m = C.margins([claim], {0: {"a": C.Bits(a), "b": C.Bits(b)}})["a below b"]
+    assert m["margin"] == pytest.approx(b.mean() - a.mean())
+    assert m["se"] == pytest.approx(_se(a - b))
+    assert m["ratio"] == pytest.approx((b.mean() - a.mean()) / _se(a - b))
+
+
+def test_a_single_number_against_a_constant_is_weighed_over_groups_of_blocks():
+    a = RNG.normal(1.5, 0.2, 96)
+    claim = C.Claim("a below 2", lambda v: v["a"] < 2.0)
+    m = C.margins([claim], {0: {"a": C.Bits(a)}})["a below 2"]
+    groups = [a[i : i + C.TEXT_GROUP].mean() for i in range(0, 96, C.TEXT_GROUP)]
+    assert C.TEXT_GROUP == 4 and len(groups) == 24
+    assert m["se"] == pytest.approx(_se(groups)) and m["margin"] == pytest.approx(2.0 - a.mean())
+
+
+def test_a_curve_minus_its_first_number_is_paired_element_by_element():
+    blocks = [RNG.normal(2.0 + 0.1 * k, 0.3, 96) for k in range(3)]
+    curve = np.array([C.Bits(b) for b in blocks], dtype=object)
+    gap = curve - curve[0]
+    assert all(g.paired for g in gap)
+    np.testing.assert_allclose(gap[2].blocks, blocks[2] - blocks[0])
+    # an array compared with one Bits goes element by element, each comparison paired
+    with C._recording() as seen:
+        below = curve[0] < curve[1:]
+    assert below.dtype == bool and len(seen) == 2
+    assert seen[1][1] == pytest.approx(_se(blocks[2] - blocks[0]))
+    # a sum is no difference: the mean of a curve is weighed as a single number
+    assert not curve.mean().paired and float(curve.mean()) == pytest.approx(np.mean([b.mean() for b in blocks]))
+
+
+def test_bits_refuse_what_cannot_be_weighed():
+    with pytest.raises(ValueError, match="at least 2 blocks to give a standard error, got 1"):
+        C.Bits([1.0])
+    with pytest.raises(ValueError, match="on 4 and 3 blocks cannot be paired"):
+        C.Bits([1.0, 2, 3, 4]) - C.Bits([1.0, 2, 3])
+
+
+def _row(seed, scheme, level, lengths=(64, 128)):
+    blocks = [list(RNG.normal(level, 0.2, 96)) for _ in lengths]
+    if scheme == "learned":
+        blocks[1] = [None] * 96  # cannot run past L
+    row = {"seed": seed, "scheme": scheme, "lengths": list(lengths), "blocks": blocks, "by_position": [1.0, 2.0],
+           "context": {"gain_windows": RNG.normal(-0.1, 0.05, (64, 8)).tolist(),
+                       "sliding_blocks": [list(RNG.normal(level, 0.1, 32)) for _ in lengths],
+                       "nonoverlapping_blocks": [list(RNG.normal(level, 0.1, 32)) for _ in lengths]}}
+    if scheme == "rope":
+        row["scaled"] = {"pi": {"blocks": blocks}}
+        row["finetuned"] = {"plain": {"blocks": blocks}}
+        row["past"] = {"rope": [list(RNG.normal(level, 0.2, 96))]}
+    return row
+
+
+def test_block_views_give_each_seed_its_curves_as_bits():
+    rows = [_row(s, scheme, level) for s in (0, 1) for scheme, level in (("rope", 2.0), ("learned", 2.2))]
+    views = TC.block_views(rows)
+    assert sorted(views) == [0, 1]
+    v = views[1]
+    assert v["lengths"] == (64, 128) and isinstance(v["bits"]["rope"][1], C.Bits)
+    assert math.isnan(v["bits"]["learned"][1])
+    assert float(v["bits"]["rope"][0]) == pytest.approx(np.mean(rows[2]["blocks"][0]))
+    assert set(v["scaled"]) == {"pi"} and set(v["finetuned"]) == {"plain"} and set(v["past"]) == {"rope"}
+    assert v["unigram"] > 4  # bits per character of the text's unigram model
+
+
+def test_context_block_views_weigh_a_gain_over_its_windows():
+    row = _row(0, "alibi", 2.0)
+    v = TC.context_block_views([row])[0]
+    gains = np.array(row["context"]["gain_windows"])
+    g = v["gain"]["alibi"][3]
+    assert g.paired and float(g) == pytest.approx(gains[:, 3].mean())
+    assert g.se() == pytest.approx(_se(gains[:, 3]))  # the stored context file's gain_se, over the 64 windows
+    assert float(v["sliding"]["alibi"][1]) == pytest.approx(np.mean(row["context"]["sliding_blocks"][1]))

@@ -176,3 +176,34 @@ def test_an_accuracy_over_sequences_is_weighed_with_its_own_se():
     assert (x - y).parts == ((1.0, 1.0, 256, 0.0), (-1.0, 0.6, 256, y.parts[0][3]))
     with pytest.raises(ValueError, match="needs their number n"):
         Measured(0.5, se=0.01)
+
+
+# ---- notebook 13's head numbers: means over inputs with their SE (claims.Mean) ----------------------------------
+
+
+@given(st.lists(st.tuples(st.floats(-2, 2), st.floats(0, 1), st.floats(0, 0.1)), min_size=1, max_size=4),
+       st.floats(-1, 1))
+@settings(max_examples=50, deadline=None)
+def test_a_mean_comparison_is_weighed_by_the_sum_of_its_parts_ses(parts, threshold):
+    # any linear combination of means: its SE is at most Σ |c|·SE whatever their correlation
+    total = sum(c * claims.Mean(x, e) for c, x, e in parts)
+    with claims._recording() as seen:
+        total >= threshold
+    want_value = sum(c * x for c, x, _ in parts)
+    assert seen[0][0] == pytest.approx(want_value - threshold, abs=1e-9)
+    assert seen[0][1] == pytest.approx(sum(abs(c) * e for c, _, e in parts), abs=1e-12)
+
+
+def test_a_rescored_head_row_weighs_its_claims_by_the_head_inputs():
+    claim = [c for c in claims.CLAIMS_13 if c.text.startswith("ALiBi's previous-token head")][0]
+    row = {"head": [1, 0], "one_back": [0.62, 0.60], "one_back_se": [0.007, 0.003]}
+    m = claims.margins([claim], {0: {("prev", "alibi"): {"head": row}}})[claim.text]
+    # |past − inside| = 0.02 against 0.15: margin 0.13, SE at most 0.007 + 0.003; past 0.60 against 0.4: 0.20, 0.003
+    assert m["k"] == 1 and m["margin"] == pytest.approx(0.13) and m["se"] == pytest.approx(0.010)
+    old = {"head": [1, 0], "one_back": [0.62, 0.60]}  # a stored row of before: no SE, as before
+    assert claims.margins([claim], {0: {("prev", "alibi"): {"head": old}}})[claim.text]["se"] is None
+
+
+def test_a_mean_refuses_a_negative_se():
+    with pytest.raises(ValueError, match="se must be a standard error"):
+        claims.Mean(0.5, -0.1)

@@ -58,7 +58,7 @@ __all__ = [
     "CACHE", "SINKS", "STREAMS", "STREAM_CHARS", "SETTINGS", "SETTING_TITLES", "POSITIONS", "PARAM_NAMES",
     "text", "vocab", "encode", "validation", "settings", "seeds", "load_params", "write_params", "write_float16", "random_params",
     "forward", "bits_at_length", "streams", "recompute_bits", "stream_bits", "evaluate", "seed_row",
-    "results", "rows", "finetuned_bits", "Claim", "CLAIMS", "check", "margins", "report",
+    "results", "rows", "view_of", "finetuned_bits", "Claim", "CLAIMS", "check", "margins", "report",
 ]
 
 #: The cache size L in every setting: the lab's training length.
@@ -782,18 +782,21 @@ def rows(held_out=False) -> dict:
     ``"finetuned"`` {method: (5,)} at ``"lengths"`` L … 16L.
     """
     table = results(held_out)
-    out = {}
-    for row in table["rows"]:
-        out[row["seed"]] = {
-            "bits": {k: np.asarray(b, float) for k, b in row["bits"].items()},
-            "sink_weight": {k: np.asarray(w, float) for k, w in row["sink_weight"].items()},
-            "first_weight": np.asarray(row["first_weight"], float),
-            "first4_weight": np.asarray(row["first4_weight"], float),
-            "finetuned": finetuned_bits(row["seed"], held_out=held_out),
-            "abf_se": np.asarray(row["abf"]["se"], float),
-            "lengths": tuple(row["abf"]["lengths"]),
-        }
-    return out
+    return {row["seed"]: view_of(row, finetuned_bits(row["seed"], held_out=held_out)) for row in table["rows"]}
+
+
+def view_of(row, finetuned) -> dict:
+    """One seed's view (as :func:`rows` gives it) from its row (as ``make lab-inference`` writes it) and its
+    fine-tunes' bits at L … 16L (``{"plain", "pi", "ntk", "yarn", "abf"}``, as :func:`finetuned_bits`)."""
+    return {
+        "bits": {k: np.asarray(b, float) for k, b in row["bits"].items()},
+        "sink_weight": {k: np.asarray(w, float) for k, w in row["sink_weight"].items()},
+        "first_weight": np.asarray(row["first_weight"], float),
+        "first4_weight": np.asarray(row["first4_weight"], float),
+        "finetuned": {m: np.asarray(b, float) for m, b in finetuned.items()},
+        "abf_se": np.asarray(row["abf"]["se"], float),
+        "lengths": tuple(row["abf"]["lengths"]),
+    }
 
 
 #: A claim's margin must be at least this many evaluation standard errors on every sweep seed (docs/CLAIMS.md's rule).

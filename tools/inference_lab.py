@@ -1,4 +1,4 @@
-"""The text lab's RoPE models for notebook 16, shipped and streamed: ``python -m tools.inference_lab [--held-out]``.
+"""The text lab's RoPE models for notebook 16, shipped and streamed: ``python -m tools.inference_lab [--held-out | --ledger]``.
 
 ``make lab-inference`` runs it. With the lab's model cache (each model is
 trained once, then read back in seconds; see ``posenc_helpers/lab/cache.py``):
@@ -20,7 +20,9 @@ versions, command, wall time and load average. ``--held-out`` does steps 2 and
 3 for ``lab.text.HELD_OUT_SEED`` (its weights float16-rounded in memory, never
 shipped) and writes ``inference_results_heldout.json``, which only the tests
 read; it prints no number, so that whoever runs it does not see the held-out
-rows before the tests check the claims on them.
+rows before the tests check the claims on them. ``--ledger`` checks the claims on
+held-out seeds derived from the hash of ``posenc_helpers/streaming.py`` and
+appends the outcome to the ledger (:func:`ledger_check`, issue 43).
 """
 
 from __future__ import annotations
@@ -145,6 +147,54 @@ def held_out(log=print) -> dict:
     return _table(rows, (T.HELD_OUT_SEED,), w0, "float16-rounded in memory (the held-out model is not shipped)")
 
 
+#: How many held-out seeds a ledger check of notebook 16's claims draws (issue 43: at least 3 for the text lab).
+LEDGER_SEEDS = 3
+#: The rows of the ledger's checks, for anyone to recompute the outcome (no notebook reads them).
+LEDGER_ROWS = DATA / "inference_results_ledger.json"
+
+
+def ledger_check(k=LEDGER_SEEDS, log=print, ledger_path=None) -> dict:
+    """Check notebook 16's claims (:data:`posenc_helpers.streaming.CLAIMS`) on held-out seeds fixed by their code.
+
+    The seeds come from the SHA-256 of ``posenc_helpers/streaming.py`` (:func:`posenc_helpers.lab.ledger.seeds_for`,
+    ``k`` new ones, skipping the text sweep's seeds, its former held-out seed and every seed checked before, and
+    every earlier seed again). Each seed's RoPE text model is trained as the sweep trains it, streamed from its
+    float16-rounded weights, fine-tuned with ABF, and with no rescaling, PI, NTK and YaRN as the text sweep does
+    (:func:`posenc_helpers.lab.text.finetune_bits`). The outcome, each claim's k of n, is appended to the ledger,
+    the rows are kept in :data:`LEDGER_ROWS` (one entry per check), and nothing else is printed: no number of a
+    held-out row.
+    """
+    from posenc_helpers.lab import ledger, stats
+    from posenc_helpers.lab import text as T
+
+    path = ledger.PATH if ledger_path is None else ledger_path
+    digest = stats.source_hash(ROOT / "posenc_helpers" / "streaming.py")
+    exclude = sorted(set(T.SEEDS) | {T.HELD_OUT_SEED})
+    drawn, skip, seeds = ledger.seeds_for("streaming", digest, k, exclude=exclude, path=path)
+    log(f"streaming.py at {digest[:12]}: held-out seeds {seeds} (drawn {drawn})")
+    w0 = time.perf_counter()
+    rows, views = [], {}
+    for seed in seeds:
+        run = _train(seed)
+        row = _row(seed, run, _float16(run.params), lambda line: log(line.split(":")[0] + ": streamed"))
+        row["finetuned"] = {m or "plain": T.finetune_bits(run, m) for m in (None,) + T.METHODS}
+        rows.append(row)
+        views[seed] = streaming.view_of(row, {**row["finetuned"], "abf": row["abf"]["bits"]})
+        log(f"seed {seed}: done")
+    outcome = streaming.check(views)
+    claims = {text: [int(sum(by_seed.values())), len(by_seed)] for text, by_seed in outcome.items()}
+    entry = ledger.append("streaming", digest, drawn, claims, exclude=skip, path=path,
+                          note=f"tools/inference_lab.py --ledger: {len(seeds)} RoPE text models, trained after the "
+                               "claims' commit; rows in posenc_helpers/data/inference_results_ledger.json")
+    table = _table(rows, tuple(seeds), w0, "float16-rounded in memory (held-out models are not shipped)")
+    table.update(hash=digest, drawn=drawn)
+    kept = json.loads(LEDGER_ROWS.read_text()) if LEDGER_ROWS.is_file() else {"checks": []}
+    kept["checks"].append(table)
+    LEDGER_ROWS.write_text(dumps(kept))
+    log(ledger.status("streaming", digest, path=path))
+    return entry
+
+
 def _table(rows, seeds, w0, weights) -> dict:
     from posenc_helpers.lab import cache
 
@@ -189,8 +239,11 @@ def dumps(table) -> str:
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv not in ([], ["--held-out"]):
-        raise SystemExit("usage: python -m tools.inference_lab [--held-out]")
+    if argv not in ([], ["--held-out"], ["--ledger"]):
+        raise SystemExit("usage: python -m tools.inference_lab [--held-out | --ledger]")
+    if argv == ["--ledger"]:
+        ledger_check()
+        return 0
     if argv:
         table = held_out(log=lambda line: print(line.split(":")[0] + ": done"))
         path = DATA / "inference_results_heldout.json"

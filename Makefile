@@ -226,9 +226,9 @@ lab-results-extra: $(VENV)/.installed
 lab-text: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.text
 
-# The text lab's rows scored by window (issue 43; posenc_helpers.lab.text_rows): every bits-per-character
-# number with its SE over the validation windows, RoPE fine-tuned with s = 4, 8 and 16 and scored past its
-# fine-tune length, and each model's context table, for all 8 text seeds. Rows are kept in
+# The text lab's rows kept block by block (issue 43; posenc_helpers.lab.text_rows): every bits-per-character
+# curve over 96 blocks of 1,024 validation characters, RoPE fine-tuned with s = 4, 8 and 16 and every RoPE
+# curve past the fine-tune length, and each model's context table, for all 8 text seeds. Rows are kept in
 # runs/partials/text-<stamp>.jsonl as they finish; a stopped run resumes there. No stored file is written yet.
 lab-text-rows: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.text_rows
@@ -258,9 +258,9 @@ lab-serving: $(VENV)/.installed
 
 # Notebook 17's stored sweep (posenc_helpers/lab/length_results.json): the five schemes built for length
 # generalisation on prev and first, and every scheme on passkey (RoPE also with PI, NTK and YaRN at test
-# time), 20 seeds, scored by sequence and by haystack; the randomized schemes on the recipe the randomized
-# pilot decided (length_results.RANDOMIZED_RECIPE: a length curriculum, batch 128, 6,000 steps). A stopped
-# run resumes from runs/partials/length-<stamp>.jsonl. The held-out rows wait
+# time), 20 seeds, scored by sequence and by haystack. It refuses while a randomized scheme has no recipe
+# (length_results.RANDOMIZED_RECIPE; the randomized pilot decides; `python -m posenc_helpers.lab.length_results
+# --settled` trains the other rows meanwhile). A stopped run resumes from runs/partials/length-<stamp>.jsonl. The held-out rows wait
 # for length_claims to read the re-scored rows: their seeds will come from its hash (issue 43).
 lab-length: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.length_results

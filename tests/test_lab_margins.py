@@ -169,9 +169,13 @@ def test_an_accuracy_over_sequences_is_weighed_with_its_own_se():
     # 256 perfect sequences against 0.97: weighed at 0.97 as whole sequences, √(0.97·0.03/256), not over answers
     x = Measured(1.0, 256, se=0.0)
     assert claims.comparison_error(x - 0.97, 0.03) == pytest.approx(math.sqrt(0.97 * 0.03 / 256))
-    # measured at 0.6 with half the whole-sequence variance (design effect 1/2): carried to the threshold 0.5
+    # measured at 0.6 with half the whole-sequence variance: weighed at the threshold 0.5 as whole sequences all the
+    # same (a measured SE never lowers the bound)
     y = Measured(0.6, 256, se=math.sqrt(0.5 * 0.6 * 0.4 / 256))
-    assert claims.comparison_error(y - 0.5, 0.1) == pytest.approx(math.sqrt(0.5 * 0.25 / 256))
+    assert claims.comparison_error(y - 0.5, 0.1) == pytest.approx(math.sqrt(0.25 / 256))
+    # one wrong token in 256 sequences weighs no lighter than a perfect score against 0.97
+    z = Measured(255.99 / 256, 256, se=0.0000390625)
+    assert claims.comparison_error(z - 0.97, 0.03) == pytest.approx(claims.comparison_error(x - 0.97, 0.03), rel=1e-3)
     # a difference of two: the variances add, with the signs of the parts kept
     assert (x - y).parts == ((1.0, 1.0, 256, 0.0), (-1.0, 0.6, 256, y.parts[0][3]))
     with pytest.raises(ValueError, match="needs their number n"):

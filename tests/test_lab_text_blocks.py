@@ -98,3 +98,31 @@ def test_context_block_views_weigh_a_gain_over_its_windows():
     assert g.paired and float(g) == pytest.approx(gains[:, 3].mean())
     assert g.se() == pytest.approx(_se(gains[:, 3]))  # the stored context file's gain_se, over the 64 windows
     assert float(v["sliding"]["alibi"][1]) == pytest.approx(np.mean(row["context"]["sliding_blocks"][1]))
+
+
+def test_only_a_contrast_is_weighed_over_single_blocks():
+    a, b, c = (C.Bits(RNG.normal(2.0, 0.3, 96)) for _ in range(3))
+    assert (a - b).paired and (a - b).level == 0
+    # (a − b) − c and a − 2b keep the level of one number: weighed over groups, as a number is
+    for x in ((a - b) - c, a - 2 * b):
+        assert x.level == -1 and not x.paired
+        groups = [x.blocks[i : i + C.TEXT_GROUP].mean() for i in range(0, 96, C.TEXT_GROUP)]
+        assert x.se() == pytest.approx(_se(groups))
+    assert (a + b - 2 * c).paired  # a contrast of three
+
+
+def test_numbers_of_different_noise_are_not_mixed():
+    bits, acc, head = C.Bits([1.0, 2.0, 3.0, 4.0]), C.Measured(0.9, 256, se=0.01), C.Mean(0.5, 0.01)
+    for x, y in ((bits, acc), (acc, bits), (bits, head), (head, bits), (acc, head), (head, acc)):
+        with pytest.raises(TypeError, match="cannot be combined"):
+            x - y
+
+
+def test_lowest_and_highest_record_no_comparison():
+    a, b = C.Bits(RNG.normal(2.0, 0.3, 96)), C.Bits(RNG.normal(2.5, 0.3, 96))
+    with C._recording() as seen:
+        low, high = C.lowest(b, a), C.highest(a, b)
+    assert low is a and high is b and seen == []
+    with C._recording() as seen:
+        min(a, b)  # the built-in records the comparison it makes to choose
+    assert len(seen) == 1

@@ -31,7 +31,7 @@ __all__ = [
     "Claim", "view", "at", "views", "check", "check_files", "report", "failures", "made_up", "groups", "answers",
     "standard_error", "chunk_ceiling", "Measured", "comparison_error", "margins", "margin_report", "Spread", "Share",
     "check_over", "over_seeds", "check_over_files", "over_report", "REPORT_MARKS_UP_TO", "check_seeds", "Bits",
-    "TEXT_GROUP", "Mean",
+    "TEXT_GROUP", "Mean", "lowest", "highest",
 ]
 
 
@@ -251,6 +251,9 @@ class Measured(float):
         return out
 
     def _combine(self, other, sign):
+        if isinstance(other, (Bits, Mean)):
+            raise TypeError("an accuracy (Measured) cannot be combined with a text number or a head number: their "
+                            "noise is of another kind")
         value = float(self) + sign * float(other)
         theirs = other.parts if isinstance(other, Measured) else ()
         return Measured(value, parts=self.parts + tuple((sign * c, p, n, e) for c, p, n, e in theirs))
@@ -312,9 +315,9 @@ def comparison_error(difference, margin) -> float | None:
     where its noise would be largest anywhere between its value and the
     threshold: at q, the point within ``margin`` of p nearest 1/2 (so a score
     of 1.00 against 0.99 is weighed at 0.99, not at 1). An accuracy over
-    sequences counts with :func:`.stats.se_at` (its design effect carried to q;
-    whole sequences where every sequence scored the same); one counted over
-    answers with q(1 − q)/n. The variances add.
+    sequences counts with :func:`.stats.se_at` (q(1 − q)/n over its sequences:
+    the worst case, whole sequences failing); one counted over answers with
+    q(1 − q)/n over its answers. The variances add.
 
     >>> round(comparison_error(Measured(1.0, 1024), 0.01), 5), round(standard_error(0.99, 1024), 5)
     (0.00311, 0.00311)
@@ -343,14 +346,16 @@ TEXT_GROUP = 4
 class Bits(float):
     """A text lab number kept block by block (:mod:`.text_rows`): the mean of its ``blocks``, which remembers them.
 
-    Every model is read on the same validation text, so the difference of two
-    numbers is taken block by block (``a - b`` keeps ``a.blocks - b.blocks``:
-    a paired difference). Inside :func:`margins` a comparison records its margin
-    and the standard error of the compared difference: over the blocks when it
-    compares two measured numbers (most of the text's noise cancels in the
-    difference), over groups of :data:`TEXT_GROUP` blocks when it compares one
-    number with a constant. Adding or scaling by a constant keeps the blocks'
-    kind. With a numpy array (of Bits, as a view keeps a curve) every operation
+    Every model is read on the same validation text, so numbers combine block
+    by block (``a - b`` keeps ``a.blocks - b.blocks``), and each remembers the
+    sum of the coefficients of the numbers it is built from (``level``: 1 for
+    a number, 0 for a difference such as a − b, −1 for a − 2b). Inside
+    :func:`margins` a comparison records its margin and the standard error of
+    the compared combination: over the blocks when it is a contrast (level 0:
+    most of the text's noise cancels), over groups of :data:`TEXT_GROUP` blocks
+    otherwise (a number against a constant, or a combination that keeps the
+    level of a number). Adding a constant keeps the level; scaling by c
+    multiplies it by c. With a numpy array (of Bits, as a view keeps a curve) every operation
     and comparison goes element by element, so ``curve - curve[0]`` pairs each
     number with the first (numpy would otherwise read a Bits as a plain float).
     A number the scheme cannot run has NaN blocks, and every comparison of it
@@ -365,13 +370,19 @@ class Bits(float):
 
     __array_ufunc__ = None  # numpy hands every operation with an array back to these methods
 
-    def __new__(cls, blocks, *, paired=False):
+    def __new__(cls, blocks, *, paired=False, level=None):
         b = np.asarray(blocks, dtype=float).ravel()
         if b.size < 2:
             raise ValueError(f"blocks must hold at least 2 blocks to give a standard error, got {b.size}")
         out = super().__new__(cls, float(b.mean()))
-        out.blocks, out.paired = b, bool(paired)
+        out.blocks = b
+        out.level = float(level) if level is not None else (0.0 if paired else 1.0)
         return out
+
+    @property
+    def paired(self) -> bool:
+        """Whether this is a contrast (its coefficients sum to 0), weighed over single blocks."""
+        return abs(self.level) < 1e-9
 
     @staticmethod
     def _each(array, fn, dtype=object):
@@ -386,12 +397,14 @@ class Bits(float):
         if isinstance(other, Bits):
             if other.blocks.shape != self.blocks.shape:
                 raise ValueError(f"two text numbers on {self.blocks.size} and {other.blocks.size} blocks cannot be paired")
-            # a difference of two numbers read on the same text is paired; a sum is paired only if both parts are
-            return Bits(self.blocks + sign * other.blocks, paired=sign < 0 or (self.paired and other.paired))
-        if isinstance(other, numbers.Real) and not isinstance(other, Measured):
+            return Bits(self.blocks + sign * other.blocks, level=self.level + sign * other.level)
+        if isinstance(other, (Measured, Mean)):
+            raise TypeError("a text number (Bits) cannot be combined with an accuracy or a head number: their noise "
+                            "is of another kind")
+        if isinstance(other, numbers.Real):
             if np.isnan(float(other)):
                 return float("nan")
-            return Bits(self.blocks + sign * float(other), paired=self.paired)
+            return Bits(self.blocks + sign * float(other), level=self.level)
         return NotImplemented
 
     def __add__(self, other):
@@ -408,7 +421,7 @@ class Bits(float):
         return (-self)._combine(other, 1)
 
     def __neg__(self):
-        return Bits(-self.blocks, paired=self.paired)
+        return Bits(-self.blocks, level=-self.level)
 
     def __abs__(self):
         return -self if float(self) < 0 else self
@@ -417,7 +430,7 @@ class Bits(float):
         if isinstance(other, np.ndarray):
             return self._each(other, lambda x: self * x)
         if isinstance(other, numbers.Real) and not isinstance(other, (Bits, Measured)):
-            return Bits(self.blocks * float(other), paired=self.paired)
+            return Bits(self.blocks * float(other), level=self.level * float(other))
         return NotImplemented
 
     __rmul__ = __mul__
@@ -428,8 +441,8 @@ class Bits(float):
         return NotImplemented
 
     def se(self) -> float:
-        """The standard error of this number: over its blocks if it is a paired difference, else over groups of
-        :data:`TEXT_GROUP` blocks (the last, short group left out)."""
+        """The standard error of this number: over its blocks if it is a contrast (:attr:`paired`), else over groups
+        of :data:`TEXT_GROUP` blocks (the last, short group left out)."""
         b = self.blocks
         if not self.paired:
             n = b.size // TEXT_GROUP * TEXT_GROUP
@@ -487,7 +500,10 @@ class Mean(float):
     def _combine(self, other, sign):
         if isinstance(other, Mean):
             return Mean(float(self) + sign * float(other), self.se + other.se)
-        if isinstance(other, numbers.Real) and not isinstance(other, (Measured, Bits)):
+        if isinstance(other, (Measured, Bits)):
+            raise TypeError("a head number (Mean) cannot be combined with an accuracy or a text number: their noise "
+                            "is of another kind")
+        if isinstance(other, numbers.Real):
             return Mean(float(self) + sign * float(other), self.se)
         return NotImplemented
 
@@ -537,6 +553,25 @@ class Mean(float):
 
 
 _RECORD: list[list] = []
+
+
+def lowest(*values):
+    """The smallest of ``values``, chosen without recording the comparisons that choose it (:func:`margins` records
+    only the comparisons a claim states; the built-in ``min`` would record its own)."""
+    _RECORD.append([])
+    try:
+        return min(values, key=float)
+    finally:
+        _RECORD.pop()
+
+
+def highest(*values):
+    """The largest of ``values``, as :func:`lowest` chooses the smallest."""
+    _RECORD.append([])
+    try:
+        return max(values, key=float)
+    finally:
+        _RECORD.pop()
 
 
 @contextlib.contextmanager

@@ -1135,8 +1135,8 @@ def judge(experiment, train_views, fresh_views, *, header="") -> Verdict:
     ...         for s, q in [(11, 0.9), (12, 0.8), (13, 0.7)]}
     >>> print(judge(e, seen, {4321: {("rope", 32): C.Measured(1.0, 256, se=0.0), ("rope", 64): C.Measured(0.4, 256, se=0.02)}}))
     ✗ claim 1 (a lambda)
-        holds on 3/3 training seeds (closest: seed 13: margin +0.200, SE 0.022, 9.2 SE)
-        fails on the fresh seed: seed 4321: margin -0.100, SE 0.020, -4.9 SE
+        holds on 3/3 training seeds (closest: seed 13: margin +0.200, SE 0.031, 6.4 SE)
+        fails on the fresh seed: seed 4321: margin -0.100, SE 0.031, -3.2 SE
         3 of 4 seeds: the per-seed failure rate is below 75% (95 %, Clopper–Pearson)
     """
     lines = []

@@ -12,11 +12,10 @@ here, so the rule is stated in one place:
    scores. Counting tokens as independent draws understates it many times.
 2. **A claim clears its noise by 4 standard errors,** weighed where the claim
    would fail (:func:`se_at`): an accuracy that sits at 1.00 is weighed as if
-   it sat at the threshold it is compared with. A score of 1.00 on every
-   sequence says nothing about how sequences would fail, so there the worst
-   case is assumed, whole sequences: q(1 − q)/n. Elsewhere the observed
-   ratio of the per-sequence variance to that worst case (the design
-   effect) is carried to the threshold.
+   it sat at the threshold it is compared with, with the worst case for how
+   its sequences fail, whole sequences: q(1 − q)/n. With 256 sequences a
+   perfect score can then be said to be at least 0.94 (0.97 clears it by 2.8
+   SEs).
 3. **Seeds bound a failure rate, not a certainty.** A claim that held on k of
    n seeds drawn independently bounds the per-seed failure rate by the
    Clopper–Pearson upper limit (:func:`failure_bound`): 5 of 5 still allows
@@ -99,30 +98,30 @@ def summarize(scores) -> Score:
 
 
 def se_at(q, value, se, n) -> float:
-    """The standard error an accuracy measured as ``value`` ± ``se`` on ``n`` sequences would have at ``q``.
+    """The standard error an accuracy measured as ``value`` ± ``se`` on ``n`` sequences is weighed with at ``q``.
 
     The per-sequence variance of scores in [0, 1] with mean q is at most
-    q(1 − q), reached when each sequence is all right or all wrong. Measured
-    at 0 < value < 1, the design effect d = n·se² / (value(1 − value)) (at most
-    about 1) is carried to q: √(d·q(1 − q)/n). At value 0 or 1 every sequence
-    scored the same, which says nothing about how they fail: d = 1. So does a
-    zero SE beside a value inside (0, 1) (a value rounded, or an SE lost): d = 1.
+    q(1 − q), reached when each sequence is all right or all wrong, and that
+    worst case is what a claim is weighed with: √(q(1 − q)/n), whatever the
+    measured SE. (Until 2026-12-07 the measured design effect d = n·se² /
+    (value(1 − value)) was carried to q. Near 1 that d rests on a handful of
+    wrong answers, so a score with one wrong token cleared "≥ 0.97" by 15.9 SEs
+    where a perfect one cleared it by 2.8: a lab review found 74 of 116 kept
+    cells between 0.97 and 1 clearing 4 SEs only through it. The bound must not
+    shrink because a model made errors.) ``value`` and ``se`` are still checked.
 
     >>> round(se_at(0.97, 1.0, 0.0, 256), 4)          # a perfect score weighed at 0.97: whole sequences
     0.0107
-    >>> round(se_at(0.5, 0.5, 0.01, 256), 4)          # at its own value: its own SE
-    0.01
-    >>> round(se_at(0.97, 0.9999, 0.0, 256), 4)       # no SE to carry: whole sequences, as at 1.0
+    >>> round(se_at(0.97, 0.9999, 0.0001, 256), 4)    # one wrong token weighs no lighter
     0.0107
+    >>> round(se_at(0.5, 0.5, 0.01, 256), 4)          # at 1/2: √(0.25/256)
+    0.0312
     """
     q, value, se = float(q), float(value), float(se)
     n = v.positive_int("n", n)
     if not (0 <= q <= 1 and 0 <= value <= 1) or se < 0:
         raise ValueError(f"q and value must be in [0, 1] and se ≥ 0, got q={q!r}, value={value!r}, se={se!r}")
-    worst = value * (1 - value)
-    # the design effect: the observed per-sequence variance over its largest possible value (1 where nothing is known)
-    d = 1.0 if worst == 0 or se == 0 else min(1.0, n * se * se / worst)
-    return math.sqrt(d * q * (1 - q) / n)
+    return math.sqrt(q * (1 - q) / n)
 
 
 def combined_se(parts, margin) -> float:

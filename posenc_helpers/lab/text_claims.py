@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .claims import Bits, Claim, Share, check_over, failures, over_report, report
+from .claims import Bits, Claim, Share, check_over, failures, lowest, over_report, report
 from .claims import check as _check
 
 __all__ = [
@@ -196,7 +196,7 @@ CLAIMS_15 = [
           lambda v: _gap(v, "t5")[_i(v, 2)] < 0 and abs(_gap(v, "t5")[_i(v, 4)]) < 0.1
           and _gap(v, "t5")[_i(v, 8)] > 0.15
           and all(v["bits"]["alibi"][_i(v, m)] < v["bits"]["t5"][_i(v, m)]
-                  < min(v["bits"][s][_i(v, m)] for s in ("none", "sinusoidal", "rope")) for m in (8, 16))),
+                  < lowest(*(v["bits"][s][_i(v, m)] for s in ("none", "sinusoidal", "rope"))) for m in (8, 16))),
 ]
 
 CLAIMS_15_FINETUNE = [
@@ -205,7 +205,7 @@ CLAIMS_15_FINETUNE = [
     Claim("8 every variant more than 0.4 bit better at 4L after the fine-tune",
           lambda v: all(_ft(v, m, 4) < _zero_shot(v)[m][_i(v, 4)] - 0.4 for m in v["finetuned"])),
     Claim("9 NTK, YaRN tuned at 4L below RoPE at L, ALiBi at 4L and plain tuned; PI tuned above plain",
-          lambda v: all(_ft(v, m, 4) < min(v["bits"]["rope"][0], v["bits"]["alibi"][_i(v, 4)])
+          lambda v: all(_ft(v, m, 4) < lowest(v["bits"]["rope"][0], v["bits"]["alibi"][_i(v, 4)])
                         and _ft(v, m, 4) < _ft(v, "plain", 4) for m in ("ntk", "yarn"))
           and _ft(v, "pi", 4) > _ft(v, "plain", 4)),
     Claim("10 PI tuned more than 0.2 bit worse at L",

@@ -55,3 +55,17 @@ def test_the_ledger_check_runs_on_the_hash_seeds_and_appends_k_of_n(monkeypatch,
     assert not any(ch.isdigit() and "." in line for line in lines[1:-1] for ch in line)  # no held-out number printed
     with pytest.raises(ValueError, match="its held-out seeds have been seen"):
         IL.ledger_check(k=3, log=lines.append, ledger_path=path)
+
+
+def test_the_committed_check_recomputes_from_its_kept_rows():
+    # anyone can recompute the ledger's outcome for notebook 16's claims from the rows the check kept
+    entries = ledger.entries("streaming")
+    if not entries:
+        pytest.skip("no check of streaming.py recorded yet")
+    entry = entries[-1]
+    kept = {c["hash"]: c for c in json.loads(IL.LEDGER_ROWS.read_text())["checks"]}
+    check = kept[entry["hash"]]
+    assert check["seeds"] == entry["seeds"] and check["drawn"] == entry["drawn"]
+    views = {r["seed"]: streaming.view_of(r, {**r["finetuned"], "abf": r["abf"]["bits"]}) for r in check["rows"]}
+    outcome = streaming.check(views)
+    assert {text: [sum(by_seed.values()), len(by_seed)] for text, by_seed in outcome.items()} == entry["claims"]

@@ -171,10 +171,17 @@ SOURCES = {"claims": "posenc_helpers/lab/claims.py", "text_claims": "posenc_help
            "length_claims": "posenc_helpers/lab/length_claims.py", "streaming": "posenc_helpers/streaming.py"}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 43: no module has been checked on seeds derived from its hash yet (the "
-                                       "sweeps are being re-scored by sequence); strict, so it must be unmarked when "
-                                       "the ledger's entries land")
-@pytest.mark.parametrize("module", ledger.MODULES)
+#: The modules not yet checked on seeds derived from their hash (issue 43: their sweeps are being re-scored, and
+#: their claims restated on them). Strict: a module's mark must come off when its entry lands.
+NOT_YET_CHECKED = ("claims", "text_claims", "length_claims")
+
+
+@pytest.mark.parametrize("module", [
+    pytest.param(m, marks=pytest.mark.xfail(strict=True, reason="issue 43: not yet checked on seeds derived from its "
+                                                                "hash (its sweep is being re-scored)"))
+    if m in NOT_YET_CHECKED else m
+    for m in ledger.MODULES
+])
 def test_each_modules_last_check_is_of_its_current_claims_and_every_claim_held(module):
     from posenc_helpers.lab import stats
 

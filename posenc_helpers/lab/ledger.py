@@ -27,8 +27,9 @@ until it passes:
 What the ledger cannot stop is a check run and never recorded; the tests' done-when check (each module's last entry
 at its current hash, every claim on every seed) is what makes an unrecorded check useless.
 
-The sweeps that give the held-out rows are being re-scored by sequence (issue 43); until a module's first check is
-appended, :func:`status` says so rather than report a check that was not made.
+Notebook 16's claims (``streaming``) were checked first (``python -m tools.inference_lab --ledger``, 2026-12-07). The
+other sweeps are being re-scored by sequence (issue 43); until a module's first check is appended, :func:`status`
+says so rather than report a check that was not made.
 
 >>> is_prefix('{"a": 1}\\n', '{"a": 1}\\n{"b": 2}\\n'), is_prefix('{"a": 1}\\n', '{"a": 2}\\n')
 (True, False)

@@ -23,8 +23,9 @@ here, so the rule is stated in one place:
 4. **Held-out seeds are fixed by the claims they test** (:func:`held_out_seeds`):
    drawn from the SHA-256 of the claims' own source, so changing a claim
    changes its seeds, and a seed looked at while writing a claim cannot be
-   one of them. The check of a module on them is to be appended to the ledger
-   (:mod:`.ledger`), which has no entry until the re-scored sweeps give one.
+   one of them. The check of a module on them is appended to the ledger
+   (:mod:`.ledger`): notebook 16's claims have one; the others wait for their
+   re-scored sweeps.
 
 Taught in notebooks/17-your-own-experiment.ipynb and docs/CLAIMS.md.
 

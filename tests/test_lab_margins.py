@@ -192,7 +192,7 @@ def test_a_mean_comparison_is_weighed_by_the_sum_of_its_parts_ses(parts, thresho
     # any linear combination of means: its SE is at most Σ |c|·SE whatever their correlation
     total = sum(c * claims.Mean(x, e) for c, x, e in parts)
     with claims._recording() as seen:
-        total >= threshold
+        _ = total >= threshold  # the comparison records its margin and SE
     want_value = sum(c * x for c, x, _ in parts)
     assert seen[0][0] == pytest.approx(want_value - threshold, abs=1e-9)
     assert seen[0][1] == pytest.approx(sum(abs(c) * e for c, _, e in parts), abs=1e-12)

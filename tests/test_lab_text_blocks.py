@@ -116,6 +116,8 @@ def test_numbers_of_different_noise_are_not_mixed():
     for x, y in ((bits, acc), (acc, bits), (bits, head), (head, bits), (acc, head), (head, acc)):
         with pytest.raises(TypeError, match="cannot be combined"):
             x - y
+        with pytest.raises(TypeError, match="cannot be combined"):
+            x * y
 
 
 def test_lowest_and_highest_record_no_comparison():

@@ -3,7 +3,8 @@
 ``python -m tools.claims_preview`` reads ``runs/partials/results-<stamp>.jsonl`` (the headline sweep's rows kept under
 the current code's stamp, :func:`posenc_helpers.lab.results.row_stamp`), takes the seeds whose every row is in, writes
 them as a results file in a temporary folder, and prints :func:`posenc_helpers.lab.claims.margins` of each group of
-notebooks 12 and 13 on them (the extra tasks' group is left out: its rows are another sweep). A claim whose worst seed
+notebooks 12 and 13 on those of them the stored extra-task file also holds (the views join the two; the extra tasks'
+own group is left out: its rows are another sweep). A claim whose worst seed
 clears its bound by fewer than 4 sequence-level SEs (``ratio`` below 4) must be restated before the rows become the
 stored results (issue 43). These are sweep seeds: reading them is how claims are derived; held-out seeds come later
 from the restated claims' hash. Nothing is written to the repository.
@@ -56,7 +57,7 @@ def main(argv=None) -> None:
         sweep = results.load(path)
     extra = results.load_extra()
     shared = [s for s in seeds if s in set(extra["seeds"])]
-    print(f"{len(seeds)} whole seeds kept: {seeds}; the groups that also read the stored extra rows use {shared}")
+    print(f"{len(seeds)} whole seeds kept: {seeds}; every group is read on those the stored extra file also holds: {shared}")
     for group in ("12", "12 scaling", "12 fine-tune", "13"):
         views = dict(zip(shared, claims.views(sweep, extra, seeds=shared), strict=True))
         print(f"\n== {group}")

@@ -58,11 +58,12 @@ STORED_SEEDS = (0, 1, 2, 3, 4, 5)
 #: leaves its rows out). Empty. On 2026-12-07 the pilot's committed rule (``randomized_pilot.decided``) would have
 #: taken the dearest recipe, batch 128 and 6,000 steps with the length curriculum, because no cheaper recipe
 #: reached the plain ceiling at L on prev on every pilot seed; it was filled in, and taken out again the same day
-#: after a lab review: the ladder got worse with cost (rand_alibi at L fell from 0.990–0.993 with the sweep's
-#: recipe to 0.978–0.980 with the curriculum at 3,000 steps, and past L at 8L too), each rung changes batch, steps
-#: and curriculum at once, and nothing showed 6,000 steps doing better. The pilot's 6,000-step rows come first;
-#: the review also proposed rungs with the authors' optimiser (Adam at a constant 1e-3, gradient clipping at 1,
-#: no weight decay) and a wider position range M, and a ceiling test that allows for each model's noise.
+#: after a lab review showed the ladder does not improve with cost: from the sweep's recipe to the curriculum at
+#: 3,000 steps, rand_alibi fell at L (0.990–0.993 to 0.978–0.980), the others stayed or rose a little, and all four
+#: fell past L at 8L; each rung changes batch, steps and curriculum at once, and no 6,000-step row exists. A
+#: replacement rule is to be committed before any 6,000-step row is read; the review proposed rungs with the
+#: authors' optimiser (Adam at a constant 1e-3 after clipping the gradient norm at 1, no weight decay) and a wider
+#: position range M, and a ceiling test that allows for each model's noise.
 RANDOMIZED_RECIPE: dict = {}
 
 #: The tasks the five new schemes are swept on, beside "passkey" (which every scheme is swept on).

@@ -10,9 +10,10 @@ sweep divides 1,024, so a block holds whole windows). From the blocks a claim ta
   model, one seed's model against another's) is weighed by the SE of the blockwise differences. Every model is scored
   on the same text, so most of the text's noise cancels in a difference. A review measured neighbouring differences
   as nearly uncorrelated (lag 1: −0.03);
-- a claim about one number alone is weighed over larger blocks (4,096 characters, four blocks): single numbers of
-  neighbouring windows are correlated (a review measured lag-1 correlations of 0.20–0.24, and an SE over 4,096-character
-  blocks 1.9 times the SE over windows at L).
+- a claim about one number alone is weighed over larger blocks (4,096 characters, four blocks), a precaution: a
+  review measured neighbouring 64-character windows of one number correlated (lag 1: 0.20–0.24) and an SE over
+  4,096-character blocks 1.9 times the SE over windows at L; between 1,024-character blocks the correlation is to be
+  measured on the kept rows.
 
 The validation text is the last 10 % of the shipped tragedies (the middle of Act II of Antony and Cleopatra to the
 end), the same for every seed: its noise is another stretch of the same play, which the seeds do not average away.
@@ -33,7 +34,8 @@ characters), so the context claims can be read on every sweep seed, not the firs
 ``python -m posenc_helpers.lab.text_rows [WORKERS]`` computes every row of :data:`.text.SEEDS` × :data:`.text.TEXT_SCHEMES`
 in the lab's pool, each in a fresh worker, and keeps each finished row in ``runs/partials/text-<stamp>.jsonl``
 (:func:`row_stamp`); a stopped run resumes there. Each row records the stamp of the code that computed it (a worker
-imports the code from disk, so code edited during a run would show), and a row of another stamp is refused. No stored
+imports the code from disk, so code edited during a run would show), and the sweep fails at its end naming any row of
+another stamp (the row stays in the file). No stored
 file is written yet; held-out seeds come later, from the hash of the restated claims (:mod:`.ledger`).
 """
 

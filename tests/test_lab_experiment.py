@@ -571,3 +571,20 @@ def test_a_passkey_question_names_how_the_passkey_is_scored(monkeypatch):
     table = X.Table([{"scheme": "rope", "seed": 1, "length": 64, "positions": "beyond", "accuracy": 0.5, "n": 256,
                       "se": 0.02}], task="passkey")
     assert "whole keys; at L needles at random depths, past L by haystack over far needles" in str(table)
+
+
+def test_a_claim_whose_inner_comparison_went_the_other_way_is_not_stated():
+    # min() inside a claim: the harness names the seeds it cannot weigh and does not give the claim a ✓
+    e = X.Experiment(["rope", "alibi"], "prev", lengths=[64], seeds=3,
+                     claims=[lambda v: min(v["rope", 64], v["alibi", 64]) - 0.5])
+
+    def view(q):
+        return {("rope", 32): C.Measured(1.0, 256, se=0.0), ("rope", 64): C.Measured(q, 256, se=0.02),
+                ("alibi", 32): C.Measured(1.0, 256, se=0.0), ("alibi", 64): C.Measured(0.99, 256, se=0.001)}
+
+    verdict = X.judge(e, {s: view(q) for s, q in [(11, 0.9), (12, 0.8), (13, 0.7)]}, {4321: view(0.9)})
+    (line,) = verdict.lines
+    assert line["training"] and line["fresh"] and line["noise"] and not verdict.holds
+    assert any(r.startswith("not weighed on seeds 11, 12, 13, 4321: it held while a comparison inside it went the other way")
+               for r in line["report"])
+    assert str(verdict).startswith("≈ ")

@@ -211,3 +211,20 @@ def test_a_rescored_head_row_weighs_its_claims_by_the_head_inputs():
 def test_a_mean_refuses_a_negative_se():
     with pytest.raises(ValueError, match="se must be a standard error"):
         claims.Mean(0.5, -0.1)
+
+
+def test_a_claim_that_held_while_an_inner_comparison_went_the_other_way_is_not_weighed():
+    # min() compares the two numbers to choose one; that comparison is not the claim's. Weighing it would report a
+    # claim that holds by 0.2 as failing by 0.29 (a review planted one at −76 SEs): the seed is named, not weighed
+    view = {"a": Measured(0.7, 256, se=0.02), "b": Measured(0.99, 256, se=0.001)}
+    inner = Claim("min of a and b at least 0.5", lambda v: min(v["a"], v["b"]) >= 0.5)
+    m = claims.margins([inner], {3: view})[inner.text]
+    assert m["k"] == 1 and m["mixed"] == [3] and m["margin"] is None and m["ratio"] is None
+    assert "not weighed on seeds [3]" in claims.margin_report({inner.text: m})
+    chosen = Claim("lowest of a and b at least 0.5", lambda v: claims.lowest(v["a"], v["b"]) >= 0.5)
+    m = claims.margins([chosen], {3: view})[chosen.text]
+    assert m["mixed"] == [] and m["margin"] == pytest.approx(0.2) and m["se"] == pytest.approx(math.sqrt(0.5 * 0.5 / 256))
+    # a claim that fails is weighed on its failing comparison, as before
+    failing = Claim("min of a and b at least 0.8", lambda v: min(v["a"], v["b"]) >= 0.8)
+    m = claims.margins([failing], {3: view})[failing.text]
+    assert m["k"] == 0 and m["mixed"] == [] and m["margin"] < 0

@@ -654,7 +654,11 @@ def margins(claims, views) -> dict[str, dict]:
     whose comparisons are not all of accuracies (an entropy, a weight) has no
     binomial error; then ``se`` and ``ratio`` are None, and ``margin`` is the
     smallest margin. A claim that compares no measured number (a layer index)
-    has ``margin`` None.
+    has ``margin`` None. ``mixed``: the seeds on which the claim held while a
+    comparison it made went the other way (one inside ``min`` or ``max``, an
+    ``or`` branch, a ``not``), so the comparison that decided it is not known
+    and the seed is not weighed; state one bound per comparison, choosing with
+    :func:`lowest` or :func:`highest`.
 
     >>> c = Claim("x", lambda v: v["prev", "alibi"]["beyond"][1] >= 0.99)
     >>> v = {("prev", "alibi"): {"beyond": [float("nan"), Measured(1.0, 1024)]}}
@@ -664,16 +668,23 @@ def margins(claims, views) -> dict[str, dict]:
     """
     out = {}
     for c in claims:
-        worst, k = None, 0
+        worst, k, mixed = None, 0, []
         for seed, v in views.items():
             with _recording() as seen:
-                k += c.holds(v)
+                holds = c.holds(v)
+            k += holds
+            if holds and any(margin < 0 for margin, _ in seen):
+                # a comparison went the other way while the claim held: one that did not decide it (inside min or
+                # max, an `or` branch, a `not`), so which comparison to weigh is not known; said, not guessed
+                mixed.append(seed)
+                continue
             for margin, se in seen:
                 item = {"margin": margin, "se": se, "ratio": None if se is None else (margin / se if se else np.inf),
                         "seed": seed}
                 if worst is None or _closer(item, worst):
                     worst = item
-        out[c.text] = {"k": k, "n": len(views), **(worst or {"margin": None, "se": None, "ratio": None, "seed": None})}
+        out[c.text] = {"k": k, "n": len(views), **(worst or {"margin": None, "se": None, "ratio": None, "seed": None}),
+                       "mixed": mixed}
     return out
 
 
@@ -693,7 +704,8 @@ def margin_report(table) -> str:
         margin = "" if m["margin"] is None else f"{m['margin']:.3f}"
         se = "—" if m["se"] is None else f"{m['se']:.4f}"
         ratio = "—" if m["ratio"] is None else f"{min(m['ratio'], 999):.1f}"
-        lines.append(f"{m['k']:>3}/{m['n']:<3} {margin:>7} {se:>7} {ratio:>6}  {text}")
+        mixed = f"  (not weighed on seeds {m['mixed']}: a comparison inside it went the other way)" if m.get("mixed") else ""
+        lines.append(f"{m['k']:>3}/{m['n']:<3} {margin:>7} {se:>7} {ratio:>6}  {text}{mixed}")
     return "\n".join(lines)
 
 

@@ -1016,7 +1016,8 @@ class Verdict:
 def _seed_margin(claim, seed, view) -> dict:
     # one seed's check of a Claim: holds, and its comparison closest to failing (margins' rule)
     m = _call(claim, f"seed {seed}", lambda: C.margins([claim], {seed: view}))[claim.text]
-    return {"seed": seed, "holds": bool(m["k"]), "margin": m["margin"], "se": m["se"], "ratio": m["ratio"]}
+    return {"seed": seed, "holds": bool(m["k"]), "margin": m["margin"], "se": m["se"], "ratio": m["ratio"],
+            "mixed": bool(m["mixed"])}
 
 
 def _where(m) -> str:
@@ -1042,6 +1043,7 @@ def _judge_claim(claim, train_views, fresh_views) -> dict:
     failed = [m for m in train if not m["holds"]]
     bad = [m for m in fresh if not m["holds"]]
     close = [m for m in train + fresh if m["holds"] and m["ratio"] is not None and m["ratio"] < MIN_RATIO]
+    mixed = [m for m in train + fresh if m["mixed"]]
     rated = [m for m in train if m["holds"] and m["ratio"] is not None]
     worst = min(rated, key=lambda m: m["ratio"]) if rated else None
     line = f"holds on {len(train) - len(failed)}/{len(train)} training seeds"
@@ -1060,10 +1062,15 @@ def _judge_claim(claim, train_views, fresh_views) -> dict:
     if close and not failed and not bad:
         report.append(f"within {MIN_RATIO:g} SE of failing on " + "; ".join(_where(m) for m in close)
                       + ": too close for the course to state it")
+    if mixed and not failed and not bad:
+        where = ("seed " if len(mixed) == 1 else "seeds ") + ", ".join(str(m["seed"]) for m in mixed)
+        report.append(f"not weighed on {where}: it held while a comparison inside it went the other way (in min or "
+                      "max, an `or`, a `not`), so which one decided it is not known; state one bound per comparison, "
+                      "choosing with claims.lowest or claims.highest")
     k = len(train) + len(fresh) - len(failed) - len(bad)
     n = len(train) + len(fresh)
     report.append(_bound(k, n))
-    return {"text": claim.text, "kind": "claim", "training": not failed, "fresh": not bad, "noise": bool(close),
+    return {"text": claim.text, "kind": "claim", "training": not failed, "fresh": not bad, "noise": bool(close or mixed),
             "vacuous": False, "bound": {"k": k, "n": n, "rate": stats.failure_bound(k, n)}, "report": report}
 
 

@@ -198,7 +198,11 @@ def report(table) -> str:
     for text, m in table.items():
         mark = "holds" if m["holds"] else "FAILS"
         seeds = f"{m['k']}/{m['n']} seeds" if m["k"] is not None else f"over {m['n']} seeds"
-        ratio = f", worst margin {m['margin']:+.3f} = {m['ratio']:.1f} SE" if m["ratio"] is not None else (
-            f", margin {m['margin']:+.3f}")
+        if m["ratio"] is not None:
+            ratio = f", worst margin {m['margin']:+.3f} = {m['ratio']:.1f} SE"
+        else:
+            ratio = "" if m["margin"] is None else f", margin {m['margin']:+.3f}"
+        if m.get("mixed"):
+            ratio += f"; not weighed on seeds {m['mixed']}: a comparison inside it went the other way"
         lines.append(f"{mark}: {text} ({seeds}{ratio})")
     return "\n".join(lines)

@@ -279,3 +279,17 @@ def test_matched_controls_train_the_plain_scheme_on_its_partners_recipe(monkeypa
     monkeypatch.setattr(length_results, "RANDOMIZED_RECIPE", {"rand_rope": recipe})
     assert length_results.settled("rope_matched") and length_results.model_of("rope_matched") == ("rope", recipe)
     assert not length_results.settled("alibi_matched")
+
+
+def test_the_sweep_gives_every_row_a_fresh_spawned_worker_by_default(monkeypatch, recipes):
+    # the pool is stood in for (its own tests spawn workers); what is checked is what the sweep asks of it
+    asked = []
+
+    def in_this_process(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=True, recycle=False):
+        asked.append((spawn, recycle, ordered))
+        for i, job in enumerate(jobs):
+            on_result(i, _fake_row(*job))
+
+    monkeypatch.setattr(length_results, "pool_map", in_this_process)
+    length_results.sweep([0], workers=1, log=None)
+    assert asked == [(True, True, False)]  # spawned, recycled, kept as each finishes

@@ -107,3 +107,20 @@ def test_the_length_sweep_trains_a_randomized_scheme_only_on_the_recipe_the_rule
         if rand in length_results.RANDOMIZED_RECIPE:
             batch, steps, curriculum = rp.decided(rand)
             assert length_results.RANDOMIZED_RECIPE[rand] == {"batch": batch, "steps": steps, "curriculum": curriculum}
+
+
+def test_the_pilot_gives_every_model_a_fresh_spawned_worker(monkeypatch, tmp_path):
+    from posenc_helpers.lab import pool
+
+    asked = []
+
+    def in_this_process(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=True, recycle=False):
+        asked.append((spawn, recycle))
+        for i, (scheme, task, batch, steps, curriculum, seed) in enumerate(jobs):
+            on_result(i, {**_row(scheme, task, (batch, steps, curriculum), seed, 1.0, 0.0), "seconds": 1})
+
+    monkeypatch.setattr(pool, "pool_map", in_this_process)
+    monkeypatch.setattr(rp, "PATH", tmp_path / "pilot.jsonl")
+    monkeypatch.setattr(rp, "load", lambda: [])  # nothing trained yet: every recipe has jobs
+    rp.run_missing(workers=1)
+    assert asked and all(a == (True, True) for a in asked)

@@ -218,7 +218,47 @@ def _answers_or_none(task, T, positions):
     return answers(task, T, positions=positions)
 
 
-class Measured(float):
+class _Weighed:
+    """What :class:`Measured`, :class:`Bits` and :class:`Mean` share: ``+`` and ``-`` go through the class's
+    ``_combine(other, sign)``, and a comparison returns a plain bool and, inside :func:`margins`, records its margin
+    (how far the claim's side is from failing) and ``_error(difference, margin)``, the class's standard error of it."""
+
+    def __add__(self, other):
+        return self._combine(other, 1)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self._combine(other, -1)
+
+    def __rsub__(self, other):
+        return (-self)._combine(other, 1)
+
+    def __abs__(self):
+        return -self if float(self) < 0 else self
+
+    def _compare(self, other, op, margin):
+        if _RECORD:
+            m = margin(float(self), float(other))
+            _RECORD[-1].append((m, self._error(self - other, m)))
+        return op(float(self), float(other))
+
+    def __ge__(self, other):
+        return self._compare(other, float.__ge__, lambda a, b: a - b)
+
+    def __le__(self, other):
+        return self._compare(other, float.__le__, lambda a, b: b - a)
+
+    def __gt__(self, other):
+        return self._compare(other, float.__gt__, lambda a, b: a - b)
+
+    def __lt__(self, other):
+        return self._compare(other, float.__lt__, lambda a, b: b - a)
+
+    __hash__ = float.__hash__
+
+
+class Measured(_Weighed, float):
     """A number a claim reads, which remembers what it was measured on, so that a claim's margin can be weighed.
 
     It is the float it holds (``at`` returns one), with ``parts``: one
@@ -254,26 +294,14 @@ class Measured(float):
         if isinstance(other, (Bits, Mean)):
             raise TypeError("an accuracy (Measured) cannot be combined with a text number or a head number: their "
                             "noise is of another kind")
+        if not isinstance(other, (int, float)):
+            return NotImplemented
         value = float(self) + sign * float(other)
         theirs = other.parts if isinstance(other, Measured) else ()
         return Measured(value, parts=self.parts + tuple((sign * c, p, n, e) for c, p, n, e in theirs))
 
-    def __add__(self, other):
-        return self._combine(other, 1) if isinstance(other, (int, float)) else NotImplemented
-
-    __radd__ = __add__
-
-    def __sub__(self, other):
-        return self._combine(other, -1) if isinstance(other, (int, float)) else NotImplemented
-
-    def __rsub__(self, other):
-        return (-self)._combine(other, 1) if isinstance(other, (int, float)) else NotImplemented
-
     def __neg__(self):
         return Measured(-float(self), parts=tuple((-c, p, n, e) for c, p, n, e in self.parts))
-
-    def __abs__(self):
-        return -self if float(self) < 0 else self
 
     def __mul__(self, other):
         if isinstance(other, (Bits, Mean)):
@@ -291,27 +319,9 @@ class Measured(float):
                             "noise is of another kind")
         return self * (1 / other) if isinstance(other, (int, float)) and not isinstance(other, Measured) else float(self) / other
 
-    def _compare(self, other, margin):
-        if _RECORD:
-            _RECORD[-1].append((margin, comparison_error(self - other, margin)))
-
-    def __ge__(self, other):
-        self._compare(other, float(self) - float(other))
-        return float(self) >= float(other)
-
-    def __le__(self, other):
-        self._compare(other, float(other) - float(self))
-        return float(self) <= float(other)
-
-    def __gt__(self, other):
-        self._compare(other, float(self) - float(other))
-        return float(self) > float(other)
-
-    def __lt__(self, other):
-        self._compare(other, float(other) - float(self))
-        return float(self) < float(other)
-
-    __hash__ = float.__hash__
+    @staticmethod
+    def _error(difference, margin):
+        return comparison_error(difference, margin)
 
 
 def comparison_error(difference, margin) -> float | None:
@@ -350,7 +360,7 @@ def comparison_error(difference, margin) -> float | None:
 TEXT_GROUP = 4
 
 
-class Bits(float):
+class Bits(_Weighed, float):
     """A text lab number kept block by block (:mod:`.text_rows`): the mean of its ``blocks``, which remembers them.
 
     Every model is read on the same validation text, so numbers combine block
@@ -414,24 +424,13 @@ class Bits(float):
             return Bits(self.blocks + sign * float(other), level=self.level)
         return NotImplemented
 
-    def __add__(self, other):
-        return self._combine(other, 1)
-
-    __radd__ = __add__
-
-    def __sub__(self, other):
-        return self._combine(other, -1)
-
     def __rsub__(self, other):
         if isinstance(other, np.ndarray):
             return self._each(other, lambda x: x - self)
-        return (-self)._combine(other, 1)
+        return super().__rsub__(other)
 
     def __neg__(self):
         return Bits(-self.blocks, level=-self.level)
-
-    def __abs__(self):
-        return -self if float(self) < 0 else self
 
     def __mul__(self, other):
         if isinstance(other, np.ndarray):
@@ -465,28 +464,14 @@ class Bits(float):
     def _compare(self, other, op, margin):
         if isinstance(other, np.ndarray):
             return self._each(other, lambda x: self._compare(x, op, margin), dtype=bool)
-        if _RECORD:
-            difference = self - other
-            se = difference.se() if isinstance(difference, Bits) else None
-            _RECORD[-1].append((margin(float(self), float(other)), se))
-        return op(float(self), float(other))
+        return super()._compare(other, op, margin)
 
-    def __ge__(self, other):
-        return self._compare(other, float.__ge__, lambda a, b: a - b)
-
-    def __le__(self, other):
-        return self._compare(other, float.__le__, lambda a, b: b - a)
-
-    def __gt__(self, other):
-        return self._compare(other, float.__gt__, lambda a, b: a - b)
-
-    def __lt__(self, other):
-        return self._compare(other, float.__lt__, lambda a, b: b - a)
-
-    __hash__ = float.__hash__
+    @staticmethod
+    def _error(difference, margin):
+        return difference.se() if isinstance(difference, Bits) else None
 
 
-class Mean(float):
+class Mean(_Weighed, float):
     """A number that is a mean over random inputs (notebook 13's head numbers), with its standard error ``se`` over them.
 
     Inside :func:`margins` a comparison records its margin and a bound on the
@@ -520,22 +505,8 @@ class Mean(float):
             return Mean(float(self) + sign * float(other), self.se)
         return NotImplemented
 
-    def __add__(self, other):
-        return self._combine(other, 1)
-
-    __radd__ = __add__
-
-    def __sub__(self, other):
-        return self._combine(other, -1)
-
-    def __rsub__(self, other):
-        return (-self)._combine(other, 1)
-
     def __neg__(self):
         return Mean(-float(self), self.se)
-
-    def __abs__(self):
-        return -self if float(self) < 0 else self
 
     def __mul__(self, other):
         if isinstance(other, (Measured, Bits)):
@@ -547,25 +518,9 @@ class Mean(float):
 
     __rmul__ = __mul__
 
-    def _compare(self, other, op, margin):
-        if _RECORD:
-            difference = self - other
-            _RECORD[-1].append((margin(float(self), float(other)), difference.se if isinstance(difference, Mean) else None))
-        return op(float(self), float(other))
-
-    def __ge__(self, other):
-        return self._compare(other, float.__ge__, lambda a, b: a - b)
-
-    def __le__(self, other):
-        return self._compare(other, float.__le__, lambda a, b: b - a)
-
-    def __gt__(self, other):
-        return self._compare(other, float.__gt__, lambda a, b: a - b)
-
-    def __lt__(self, other):
-        return self._compare(other, float.__lt__, lambda a, b: b - a)
-
-    __hash__ = float.__hash__
+    @staticmethod
+    def _error(difference, margin):
+        return difference.se if isinstance(difference, Mean) else None
 
 
 _RECORD: list[list] = []

@@ -68,6 +68,15 @@ def _curve(blocks) -> np.ndarray:
     return np.array(out, dtype=object)
 
 
+def _rows_by_seed(rows):
+    # (seed, {scheme: row}, the lengths the rows were read at) for each seed, in order of seed
+    by_seed: dict[int, dict] = {}
+    for r in rows:
+        by_seed.setdefault(int(r["seed"]), {})[r["scheme"]] = r
+    for seed, schemes in sorted(by_seed.items()):
+        yield seed, schemes, tuple(int(n) for n in next(iter(schemes.values()))["lengths"])
+
+
 def block_views(rows) -> dict[int, dict]:
     """``{seed: numbers}`` from the rows of :mod:`.text_rows` (each seed's rows of every scheme), as :func:`numbers`
     gives them for the stored sweep, with every bits number a :class:`.claims.Bits` of its blocks (a comparison then
@@ -76,12 +85,8 @@ def block_views(rows) -> dict[int, dict]:
     A number the scheme cannot run is NaN."""
     from .text import unigram_bits
 
-    by_seed: dict[int, dict] = {}
-    for r in rows:
-        by_seed.setdefault(int(r["seed"]), {})[r["scheme"]] = r
     out = {}
-    for seed, schemes in sorted(by_seed.items()):
-        lengths = tuple(int(n) for n in next(iter(schemes.values()))["lengths"])
+    for seed, schemes, lengths in _rows_by_seed(rows):
         v = {"lengths": lengths, "unigram": float(unigram_bits()),
              "bits": {s: _curve(r["blocks"]) for s, r in schemes.items()},
              "by_position": {s: np.asarray(r["by_position"], dtype=float) for s, r in schemes.items()}}
@@ -99,12 +104,8 @@ def context_block_views(rows) -> dict[int, dict]:
     them for the stored file, with each block's gain a paired :class:`.claims.Bits` over the 64 windows
     (``"gain"``), and sliding and non-overlapping windows at each length a :class:`.claims.Bits` of their blocks of
     1,024 characters. A number the scheme cannot run is NaN."""
-    by_seed: dict[int, dict] = {}
-    for r in rows:
-        by_seed.setdefault(int(r["seed"]), {})[r["scheme"]] = r
     out = {}
-    for seed, schemes in sorted(by_seed.items()):
-        lengths = tuple(int(n) for n in next(iter(schemes.values()))["lengths"])
+    for seed, schemes, lengths in _rows_by_seed(rows):
         v = {"lengths": lengths, "gain": {}, "sliding": {}, "nonoverlapping": {}}
         for s, r in schemes.items():
             c = r["context"]

@@ -178,6 +178,36 @@ def test_each_row_trains_on_its_own_recipe(monkeypatch):
     assert length_results.row_stamp() == stamp
 
 
+def test_a_row_on_the_authors_optimiser_trains_with_it_and_keeps_it_in_its_options(monkeypatch):
+    import types
+
+    calls = []
+    fake_run = types.SimpleNamespace(losses=np.zeros(1))
+    monkeypatch.setattr(length_results, "train_authors", lambda name, task, **kw: calls.append(("authors", name, kw))
+                        or fake_run)
+    monkeypatch.setattr(length_results, "train", lambda name, task, **kw: calls.append(("lab", name, kw)) or fake_run)
+    n = len(length_results.SWEEP_LENGTHS)
+    monkeypatch.setattr(length_results, "evaluate_cells",
+                        lambda run, lengths, seed: {k: np.full(n, 0.5) for k in ("accuracy", "accuracy_se", "beyond",
+                                                                                  "beyond_se")})
+    recipe = {"batch": 128, "steps": 3000, "curriculum": True, "max_position": 512, "optimiser": "authors"}
+    monkeypatch.setattr(length_results, "RANDOMIZED_RECIPE", {"rand_rope": recipe})
+    out = length_results.row(0, "prev", "rand_rope")
+    assert calls == [("authors", "rand_rope", {"seed": 0, "batch": 128, "steps": 3000, "curriculum": True,
+                                               "max_position": 512})]
+    assert out["options"] == recipe  # what a resume compares with the recipe the scheme has now
+    # the matched control: plain RoPE on the same recipe and optimiser, without M (no setting of a plain scheme)
+    out = length_results.row(0, "prev", "rope_matched")
+    assert calls[-1] == ("authors", "rope", {"seed": 0, "batch": 128, "steps": 3000, "curriculum": True})
+    assert out["options"] == {k: v for k, v in recipe.items() if k != "max_position"}
+    # a recipe on the lab's optimiser trains with train
+    monkeypatch.setattr(length_results, "RANDOMIZED_RECIPE", {"rand_rope": {"batch": 32, "steps": 1000,
+                                                                            "curriculum": False}})
+    length_results.row(0, "prev", "rand_rope")
+    assert calls[-1] == ("lab", "rand_rope", {"seed": 0, "progress": False, "batch": 32, "steps": 1000,
+                                              "curriculum": False})
+
+
 def test_only_settled_rows_are_trained_while_the_pilot_decides(monkeypatch):
     calls = []
 

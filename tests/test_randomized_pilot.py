@@ -57,10 +57,11 @@ def test_verdict_counts_against_a_literal_recount():
 @pytest.mark.skipif(not rp.PATH.exists(), reason="no pilot rows committed yet")
 def test_committed_rows_are_the_pilots_jobs_once_each():
     rows = rp.load()
-    keys = [(x["scheme"], x["task"], x["batch"], x["steps"], x["curriculum"], x["seed"]) for x in rows]
+    keys = [rp._key(x) for x in rows]
     assert len(keys) == len(set(keys))
-    assert set(keys) <= set(rp.jobs())
     for x in rows:
+        assert rp.on_ladder(rp.recipe_of(x))  # the first ladder's recipes are rungs the second can reach too
+        assert x["scheme"] in {name for pair in rp.PAIRS for name in pair} and x["seed"] in rp.SEEDS
         assert x["lengths"] == list(rp.LENGTHS)
         assert 0 <= x["accuracy"][0] <= 1 and 0 <= x["accuracy_se"][0] < 0.5
         assert len(x["code_commit"]) == 40
@@ -97,16 +98,14 @@ def test_decided_waits_only_while_a_row_to_come_can_change_the_choice():
     assert rp.decided("rand_rope", both + [_row("rand_rope", "prev", slow, 500, 0.5, 0.01)]) == slow
 
 
-@pytest.mark.skipif(not rp.PATH.exists(), reason="no pilot rows committed yet")
 def test_the_length_sweep_trains_a_randomized_scheme_only_on_the_recipe_the_rule_decided():
     from posenc_helpers.lab import length_results
 
-    # a recipe the length sweep trains on is the one the rule decided; a scheme the rule has not decided (or whose
-    # decision a review sent back to the pilot) is left out, and its rows wait
+    # a recipe the length sweep trains on is the one the second rule chose; a scheme the rule has not decided is left
+    # out, and its rows wait
     for rand, _ in rp.PAIRS:
         if rand in length_results.RANDOMIZED_RECIPE:
-            batch, steps, curriculum = rp.decided(rand)
-            assert length_results.RANDOMIZED_RECIPE[rand] == {"batch": batch, "steps": steps, "curriculum": curriculum}
+            assert length_results.RANDOMIZED_RECIPE[rand] == rp.length_options(rp.choose(rand))
 
 
 def test_the_pilot_gives_every_model_a_fresh_spawned_worker(monkeypatch, tmp_path):
@@ -116,11 +115,118 @@ def test_the_pilot_gives_every_model_a_fresh_spawned_worker(monkeypatch, tmp_pat
 
     def in_this_process(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=True, recycle=False):
         asked.append((spawn, recycle))
-        for i, (scheme, task, batch, steps, curriculum, seed) in enumerate(jobs):
-            on_result(i, {**_row(scheme, task, (batch, steps, curriculum), seed, 1.0, 0.0), "seconds": 1})
+        for i, (scheme, task, seed, recipe) in enumerate(jobs):
+            on_result(i, {**_rrow(scheme, task, recipe, seed, 1.0, 0.0), "seconds": 1})
 
+    load = rp.load
     monkeypatch.setattr(pool, "pool_map", in_this_process)
     monkeypatch.setattr(rp, "PATH", tmp_path / "pilot.jsonl")
-    monkeypatch.setattr(rp, "load", lambda: [])  # nothing trained yet: every recipe has jobs
+    monkeypatch.setattr(rp, "load", lambda path=None: load(tmp_path / "pilot.jsonl"))
     rp.run_missing(workers=1)
     assert asked and all(a == (True, True) for a in asked)
+    # every model at the ceiling on the sweep's recipe: one round, and every scheme is decided on it
+    assert len(asked) == 1 and all(rp.choose(rand) == rp.BASE for rand, _ in rp.PAIRS)
+
+
+# ---- the second rule
+
+
+def _rrow(scheme, task, recipe, seed, at_l, se, past=0.5):
+    return {"scheme": scheme, "task": task, **recipe, "seed": seed, "lengths": list(rp.LENGTHS),
+            "accuracy": [at_l, 0, 0, 0], "accuracy_se": [se, 0, 0, 0], "beyond": [None, 0, 0, past],
+            "beyond_se": [None, 0, 0, 0]}
+
+
+def _rung(scheme, recipe, at_l, se=0.0005, past=0.5):
+    # every task and seed of a rung, at_l a number or {(task, seed): number}
+    get = at_l if callable(at_l) else (lambda t, s: at_l)
+    return [_rrow(scheme, t, recipe, s, get(t, s), se, past) for t in rp.TASKS for s in rp.SEEDS]
+
+
+def _ceilings(at_l=1.0, se=0.0):
+    return [r for _, plain in rp.PAIRS for r in _rung(plain, rp.BASE, at_l, se)]
+
+
+def _with(recipe, **changes):
+    return {**recipe, **changes}
+
+
+def test_reaches_against_a_literal_bar():
+    for acc, se, top, top_se in [(0.997, 0.0006, 1.0, 0.0), (0.9962, 0.0007, 1.0, 0.0), (0.995, 0.002, 0.999, 0.001),
+                                 (0.99, 0.0, 0.99, 0.0), (0.987, 0.0, 0.99, 0.0), (1.0, 0.0, 0.9, 0.05)]:
+        bar = top - rp.TOLERANCE - 2 * (se**2 + top_se**2) ** 0.5  # the lowest accuracy that reaches the ceiling
+        assert rp.reaches(acc, se, top, top_se) == (acc >= bar - 1e-12), (acc, se, top, top_se)
+    assert rp.NOISE_SE == 2.0 and rp.TOLERANCE == 0.002
+
+
+def test_the_ladder_changes_one_factor_per_rung_from_the_sweeps_recipe():
+    assert rp.BASE == {"optimiser": "lab", "max_position": 2048, "curriculum": False, "batch": 32, "steps": 1000}
+    assert [k for k, _ in rp.FACTORS] == ["optimiser", "max_position", "curriculum", "batch", "steps", "steps"]
+    for k, v in rp.FACTORS:
+        assert rp.on_ladder(_with(rp.BASE, **{k: v})) and v != rp.BASE[k]
+    assert not rp.on_ladder(_with(rp.BASE, batch=64)) and not rp.on_ladder({"batch": 32})
+
+
+def test_choose_walks_the_ladder_keeping_a_factor_only_if_it_raises_the_fit():
+    base = rp.BASE
+    authors = _with(base, optimiser="authors")
+    rows = _ceilings() + _rung("rand_rope", base, 0.990)
+    assert rp.choose("rand_rope", rows) is None  # the first rung has no rows yet
+    assert rp.missing("rand_rope", rows) == [("rand_rope", t, s, authors) for t in rp.TASKS for s in rp.SEEDS]
+    # the authors' optimiser misses the ceiling but raises the fit: kept, and the next rung changes M from it
+    rows += _rung("rand_rope", authors, 0.993)
+    m512 = _with(authors, max_position=512)
+    assert rp.missing("rand_rope", rows)[0][3] == m512
+    # M = 512 lowers the fit: dropped, and the curriculum is tried on the authors' optimiser with M = 2,048
+    rows += _rung("rand_rope", m512, 0.980)
+    assert rp.missing("rand_rope", rows)[0][3] == _with(authors, curriculum=True)
+    # the curriculum reaches the ceiling on every task and seed: the choice, and nothing dearer is trained
+    rows += _rung("rand_rope", _with(authors, curriculum=True), 0.9995)
+    assert rp.choose("rand_rope", rows) == _with(authors, curriculum=True) and rp.missing("rand_rope", rows) == []
+    # one seed short of the ceiling on one task is enough to miss it
+    low = {("first", rp.SEEDS[1]): 0.99}
+    rows2 = rows[:-6] + _rung("rand_rope", _with(authors, curriculum=True), lambda t, s: low.get((t, s), 0.9995))
+    assert rp.choose("rand_rope", rows2) is None
+    assert rp.missing("rand_rope", rows2)[0][3] == _with(authors, curriculum=True, batch=128)
+
+
+def test_choose_reads_accuracy_at_l_only():
+    rows = _ceilings() + _rung("rand_alibi", rp.BASE, 0.99, past=0.9)
+    rows += _rung("rand_alibi", _with(rp.BASE, optimiser="authors"), 0.9995, past=0.1)
+    again = [{**r, "beyond": [None, 0.7, 0.7, 0.99]} for r in rows]
+    assert rp.choose("rand_alibi", rows) == rp.choose("rand_alibi", again) == _with(rp.BASE, optimiser="authors")
+
+
+def test_choose_ends_on_the_walks_last_recipe_when_no_rung_reaches_the_ceiling():
+    rows = _ceilings() + _rung("rand_learned", rp.BASE, 0.990)
+    recipe, fits = dict(rp.BASE), {"optimiser": 0.991, "max_position": 0.989, "curriculum": 0.992, "batch": 0.985}
+    kept = dict(rp.BASE)
+    for k, v in rp.FACTORS:
+        if kept[k] == v:
+            continue
+        candidate = _with(kept, **{k: v})
+        fit = fits.get(k, 0.993 if v == 3000 else 0.992)
+        rows += _rung("rand_learned", candidate, fit)
+        recipe = candidate
+        best = {x["accuracy"][0] for x in rp.cells("rand_learned", kept, rows)}
+        if fit > max(best):
+            kept = candidate
+    # kept: the authors' optimiser (0.991), the curriculum (0.992) and 3,000 steps (0.993); not M, batch or 6,000
+    assert kept == _with(rp.BASE, optimiser="authors", curriculum=True, steps=3000)
+    assert rp.choose("rand_learned", rows) == kept and rp.missing("rand_learned", rows) == []
+    assert recipe == _with(kept, steps=6000)  # the last rung tried
+
+
+def test_a_rule_of_the_first_ladder_reads_none_of_the_second_s_rows():
+    base = rp.RECIPES[0]
+    rows = [_row(p, t, base, s, 1.0, 0.0) for _, p in rp.PAIRS for t in rp.TASKS for s in rp.SEEDS]
+    before = rp.verdict(rows)
+    rows += _rung("rand_rope", _with(rp.BASE, optimiser="authors"), 0.5)
+    assert rp.verdict(rows) == before
+
+
+def test_length_options_name_only_what_differs_from_the_lab_s():
+    assert rp.length_options(rp.BASE) == {"batch": 32, "steps": 1000, "curriculum": False}
+    full = _with(rp.BASE, optimiser="authors", max_position=512, curriculum=True, batch=128, steps=6000)
+    assert rp.length_options(full) == {"batch": 128, "steps": 6000, "curriculum": True, "max_position": 512,
+                                       "optimiser": "authors"}

@@ -37,6 +37,7 @@ from .evaluate import EVAL_SEQUENCES, evaluate_cells
 from .model import ALL_SCHEMES, LENGTH_SCHEMES, RANDOMIZED
 from .passkey import DEPTHS, GRID_LENGTHS, far_summary, haystack_scores
 from .pool import pool_map
+from .recipe import train_authors
 from .results import HELD_OUT, SWEEP_LENGTHS, _clean
 from .tasks import PASSKEY_LEN
 from .train import DEFAULTS, train
@@ -53,17 +54,17 @@ SEEDS = results.SEEDS
 #: The seeds the stored ``length_results.json`` holds, from the code before sequence scoring.
 STORED_SEEDS = (0, 1, 2, 3, 4, 5)
 
-#: Each randomized scheme's training recipe, ``{"batch", "steps", "curriculum"}``, as the randomized pilot decides it
-#: (tools/randomized_pilot.py, runs/randomized_pilot.jsonl; a scheme left out is not settled, and ``--settled``
-#: leaves its rows out). Empty. On 2026-12-07 the pilot's committed rule (``randomized_pilot.decided``) would have
-#: taken the dearest recipe, batch 128 and 6,000 steps with the length curriculum, because no cheaper recipe
-#: reached the plain ceiling at L on prev on every pilot seed; it was filled in, and taken out again the same day
-#: after a lab review showed the ladder does not improve with cost: from the sweep's recipe to the curriculum at
-#: 3,000 steps, rand_alibi fell at L (0.990–0.993 to 0.978–0.980), the others stayed or rose a little, and all four
-#: fell past L at 8L; each rung changes batch, steps and curriculum at once, and no 6,000-step row exists. A
-#: replacement rule is to be committed before any 6,000-step row is read; the review proposed rungs with the
-#: authors' optimiser (Adam at a constant 1e-3 after clipping the gradient norm at 1, no weight decay) and a wider
-#: position range M, and a ceiling test that allows for each model's noise.
+#: Each randomized scheme's training recipe, ``{"batch", "steps", "curriculum"}`` with ``"max_position"`` and
+#: ``"optimiser": "authors"`` when its rung changed them, as the randomized pilot's second rule chooses it
+#: (``randomized_pilot.choose`` and ``length_options``, tools/randomized_pilot.py; a scheme left out is not settled,
+#: and ``--settled`` leaves its rows out). Empty: the pilot's new rungs are not trained yet. On 2026-12-07 the first
+#: rule (``randomized_pilot.decided``) would have taken the dearest recipe of the first ladder, batch 128 and 6,000
+#: steps with the length curriculum, because no cheaper recipe reached the plain ceiling at L on prev on every pilot
+#: seed; it was filled in, and taken out again the same day after a lab review showed the ladder does not improve
+#: with cost: from the sweep's recipe to the curriculum at 3,000 steps, rand_alibi fell at L (0.990–0.993 to
+#: 0.978–0.980), the others stayed or rose a little, and all four fell past L at 8L; each rung changed batch, steps
+#: and curriculum at once. The second rule (one factor per rung, the authors' optimiser and M = 512 among them, a
+#: ceiling test that allows for both models' noise) was committed the same day, before any 6,000-step row existed.
 RANDOMIZED_RECIPE: dict = {}
 
 #: The tasks the five new schemes are swept on, beside "passkey" (which every scheme is swept on).
@@ -114,7 +115,8 @@ def model_of(scheme) -> tuple[str, dict]:
     """
     if scheme.endswith("_matched") and scheme.removesuffix("_matched") in MATCHED:
         plain = scheme.removesuffix("_matched")
-        return plain, model_of(MATCHED[plain])[1]  # the plain scheme on its randomized partner's recipe
+        # the plain scheme on its randomized partner's recipe, but for M, which a plain scheme has no use for
+        return plain, {k: v for k, v in model_of(MATCHED[plain])[1].items() if k != "max_position"}
     if scheme in RANDOMIZED:
         if scheme not in RANDOMIZED_RECIPE:
             raise ValueError(f"{scheme!r} has no recipe yet: the randomized pilot decides it (RANDOMIZED_RECIPE)")
@@ -152,7 +154,11 @@ def row(seed, task, scheme) -> dict:
     """
     start = time.perf_counter()
     name, options = model_of(scheme)
-    run = train(name, task, seed=seed, progress=False, **options)
+    kwargs = dict(options)
+    if kwargs.pop("optimiser", "lab") == "authors":  # the randomized pilot's rung of the authors' optimiser
+        run = train_authors(name, task, seed=seed, **kwargs)
+    else:
+        run = train(name, task, seed=seed, progress=False, **kwargs)
     trained = time.perf_counter() - start
     out = {"seed": seed, "task": task, "scheme": scheme, "final_loss": float(run.losses[-1]), "options": options}
     if task == "passkey":
@@ -172,8 +178,9 @@ def row(seed, task, scheme) -> dict:
 
 def row_stamp() -> str:
     """16 hex digits that name the code a row is computed by (as :func:`.results.row_stamp` does for the headline
-    sweep): the model cache's code version, the scoring, the rescalings and the passkey's scoring, this module's row
-    functions and settings, and the Python version. The partial file of a run is named by it."""
+    sweep): the model cache's code version, the scoring, the rescalings and the passkey's scoring, the authors'
+    optimiser (:mod:`.recipe`, outside the model cache's code), this module's row functions and settings, and the
+    Python version. The partial file of a run is named by it."""
     import hashlib
     import importlib
     import inspect
@@ -182,7 +189,7 @@ def row_stamp() -> str:
     from . import stats
     from .cache import code_text, code_version
 
-    modules = [importlib.import_module(f"{__package__}.{m}") for m in ("evaluate", "passkey")]
+    modules = [importlib.import_module(f"{__package__}.{m}") for m in ("evaluate", "passkey", "recipe")]
     modules.append(importlib.import_module("posenc_helpers.scaling"))
     parts = [code_version(), f"python {sys.version_info[0]}.{sys.version_info[1]}"]
     parts += [code_text(Path(m.__file__).read_text(encoding="utf-8")) for m in modules]

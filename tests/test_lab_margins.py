@@ -228,3 +228,44 @@ def test_a_claim_that_held_while_an_inner_comparison_went_the_other_way_is_not_w
     failing = Claim("min of a and b at least 0.8", lambda v: min(v["a"], v["b"]) >= 0.8)
     m = claims.margins([failing], {3: view})[failing.text]
     assert m["k"] == 0 and m["mixed"] == [] and m["margin"] < 0
+
+
+def _attention_rows(entropy, se, uniform):
+    # one attention row per length: entropy and its SE (layers, heads), the uniform entropy
+    return [{"entropy": e, "entropy_se": s, "uniform_entropy": u, "to_first": e}
+            for e, s, u in zip(entropy, se, uniform, strict=True)]
+
+
+def test_a_rescored_entropy_row_weighs_its_claims_by_the_test_sequences():
+    # NoPE and T5 on prev: the last layer's entropy (mean over 2 heads) rises by ≥ 1.5 nats from T = 32 to 256
+    claim = [c for c in claims.CLAIMS_13 if c.text.startswith("NoPE and T5 bias on prev")][0]
+    lengths = 4
+    uniform = [2.5, 3.1, 3.8, 4.5]
+    low = [[[1.0, 1.0], [1.0, 1.2]]] + [[[1.0, 1.0], [3.0, 3.0]]] * (lengths - 1)  # last layer: 1.1 at 32, 3.0 at 256
+    se = [[[0.01, 0.01], [0.02, 0.04]]] * lengths
+    view = {("prev", s): {"attention": {"none": _attention_rows(low, se, uniform)}} for s in ("none", "t5")}
+    m = claims.margins([claim], {0: view})[claim.text]
+    # 3.0 − 1.1 = 1.9 against 1.5: margin 0.4; SE bound: the mean of the heads' SEs at each end, 0.03 + 0.03
+    assert m["k"] == 1 and m["margin"] == pytest.approx(0.4) and m["se"] == pytest.approx(0.06)
+    # a stored row of before keeps no SE: not weighed, as before, and the same verdict
+    old = {k: {"attention": {"none": [{kk: vv for kk, vv in r.items() if kk != "entropy_se"}
+                                      for r in e["attention"]["none"]]}} for k, e in view.items()}
+    m_old = claims.margins([claim], {0: old})[claim.text]
+    assert m_old["k"] == 1 and m_old["se"] is None and m_old["margin"] == pytest.approx(0.4)
+
+
+def test_the_entropy_claims_choose_their_extreme_without_recording_it():
+    # ALiBi's steepest head and RoPE's sharpest length are chosen with highest: the seed is weighed, not "mixed"
+    flat = [c for c in claims.CLAIMS_13 if c.text.startswith("ALiBi's steepest head")][0]
+    sharp = [c for c in claims.CLAIMS_13 if c.text.startswith("RoPE on prev: the last layer's entropy")][0]
+    uniform = [2.5, 3.1, 3.8, 4.5]
+    ent = [[[0.5, 2.0], [0.3, 0.4]], [[0.52, 2.0], [0.31, 0.4]], [[0.55, 2.0], [0.35, 0.4]], [[0.57, 2.0], [0.30, 0.4]]]
+    se = [[[0.005, 0.01], [0.004, 0.01]]] * 4
+    view = {("prev", "alibi"): {"attention": {"none": _attention_rows(ent, se, uniform)}},
+            ("prev", "rope"): {"attention": {"none": _attention_rows(ent, se, uniform)}}}
+    m = claims.margins([flat, sharp], {0: view})
+    # ALiBi head 0: |0.57 − 0.52| = 0.05 (layer 0), |0.30 − 0.31| = 0.01 (layer 1): the larger, 0.05 ≤ 0.1, SE 0.01
+    assert m[flat.text]["mixed"] == [] and m[flat.text]["k"] == 1
+    assert m[flat.text]["margin"] == pytest.approx(0.05) and m[flat.text]["se"] == pytest.approx(0.01)
+    ratios = [(0.5 * sum(e[1])) / u for e, u in zip(ent, uniform, strict=True)]  # the last layer's mean over heads / uniform
+    assert m[sharp.text]["mixed"] == [] and m[sharp.text]["margin"] == pytest.approx(0.35 - max(ratios))

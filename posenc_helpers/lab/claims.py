@@ -518,6 +518,14 @@ class Mean(_Weighed, float):
 
     __rmul__ = __mul__
 
+    def __truediv__(self, other):
+        if isinstance(other, (Measured, Bits)):
+            raise TypeError("a head number (Mean) cannot be combined with an accuracy or a text number: their noise "
+                            "is of another kind")
+        if isinstance(other, numbers.Real) and not isinstance(other, Mean):
+            return self * (1.0 / float(other))
+        return NotImplemented
+
     @staticmethod
     def _error(difference, margin):
         return difference.se if isinstance(difference, Mean) else None
@@ -1014,10 +1022,24 @@ def _c13_table(v, task, key):
 
 
 def _c13_entropy(v, task, scheme, variant="none"):
-    # (entropy (lengths, layers, heads) in nats, uniform entropy (lengths,)) at the attention lengths
+    # (entropy (lengths, layers, heads) in nats, uniform entropy (lengths,)) at the attention lengths; a re-scored row
+    # keeps each entropy with its SE over the test sequences (a Mean, in an object array), a stored row of before
+    # without one (floats). The uniform entropy depends on the mask only: exact, a float either way
     rows = v[task, scheme]["attention"][variant]
     entropy = np.stack([np.asarray(row["entropy"], dtype=float) for row in rows])
-    return entropy, np.array([float(row["uniform_entropy"]) for row in rows])
+    uniform = np.array([float(row["uniform_entropy"]) for row in rows])
+    if all("entropy_se" in row for row in rows):
+        se = np.stack([np.asarray(row["entropy_se"], dtype=float) for row in rows])
+        means = np.empty(entropy.shape, dtype=object)
+        for index, x in np.ndenumerate(entropy):
+            means[index] = Mean(float(x), float(se[index]))
+        entropy = means
+    return entropy, uniform
+
+
+def _c13_number(x):
+    # a number an entropy claim compares: a Mean as it is, a float of a stored row as a Measured of no accuracy
+    return x if isinstance(x, Mean) else Measured(float(x))
 
 
 def _c13_beyond(v, task, scheme, key, T):
@@ -1048,21 +1070,27 @@ _C13_PAST_L = ("none", "sinusoidal", "rope", "alibi", "t5", "rope_nope")  # the 
 
 
 def _c13_ent_last(v, task, scheme, j, variant="none"):
-    # the last layer's entropy at the j-th attention length, mean over its heads (nats)
-    return Measured(float(_c13_entropy(v, task, scheme, variant)[0][j, -1].mean()))
+    # the last layer's entropy at the j-th attention length, mean over its heads (nats; a Mean's SE bound is the mean
+    # of the heads' SEs)
+    heads = _c13_entropy(v, task, scheme, variant)[0][j, -1]
+    return _c13_number(sum(heads[1:], heads[0]) / len(heads))
 
 
 def _c13_alibi_flat(v):
-    # ALiBi's head 0 (the steepest slope): largest change of its entropy from T = 64 to 256 over the layers,
-    # and the uniform entropy's rise over the same lengths
+    # ALiBi's head 0 (the steepest slope): largest change of its entropy from T = 64 to 256 over the layers (chosen
+    # without recording, highest), and the uniform entropy's rise over the same lengths (exact: a Mean with SE 0)
     entropy, uniform = _c13_entropy(v, "prev", "alibi")
-    return Measured(float(np.abs(entropy[-1, :, 0] - entropy[1, :, 0]).max())), Measured(float(uniform[-1] - uniform[1]))
+    change = highest(*(abs(_c13_number(a) - _c13_number(b)) for a, b in zip(entropy[-1, :, 0], entropy[1, :, 0],
+                                                                              strict=True)))
+    rise = float(uniform[-1] - uniform[1])
+    return change, (Mean(rise, 0.0) if isinstance(change, Mean) else Measured(rise))
 
 
 def _c13_rope_sharp(v):
-    # RoPE on prev: largest ratio of the last layer's entropy (mean over heads) to the uniform entropy, over lengths
+    # RoPE on prev: largest ratio of the last layer's entropy (mean over heads) to the uniform entropy (exact), over
+    # lengths, chosen without recording
     entropy, uniform = _c13_entropy(v, "prev", "rope")
-    return Measured(float(np.max(entropy[:, -1, :].mean(-1) / uniform)))
+    return highest(*(_c13_ent_last(v, "prev", "rope", j) / float(uniform[j]) for j in range(len(uniform))))
 
 
 def _c13_logn_sharpens(v):

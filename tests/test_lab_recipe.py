@@ -24,20 +24,22 @@ def test_the_loop_is_train_s_loop_with_the_lab_s_optimiser(curriculum):
                  curriculum=curriculum, max_position=32, **TINY)
     config = Config(scheme="rand_rope", vocab=16, max_position=32, **TINY)
     optimizer = _Optimizer(DEFAULTS["lr"], DEFAULTS["warmup"], steps, DEFAULTS["weight_decay"])
-    params, losses, start = recipe._loop(config, "prev", seed=3, steps=steps, batch=batch, curriculum=curriculum,
-                                         optimizer=optimizer)
+    params, losses, start, _ = recipe._loop(config, "prev", seed=3, steps=steps, batch=batch,
+                                            curriculum=curriculum, optimizer=optimizer)
     assert np.array_equal(losses, want.losses)
     assert np.array_equal(_flat(params), _flat(want.params))
     assert np.array_equal(_flat(start), _flat(want.initial_params))
 
 
 def _literal(config, seed, steps, batch, lr, max_norm):
-    # two-line Adam and clipping by global norm, in float64 numpy, on the batches the loop draws
+    # two-line Adam and clipping by global norm, in float64 numpy, on the batches the loop draws: (params, how many
+    # steps were clipped)
     b1, b2, eps = 0.9, 0.999, 1e-8
     _, data_key = jax.random.split(jax.random.key(seed))
     params = jax.tree_util.tree_map(lambda x: np.asarray(x, dtype=np.float64), initial_params(config, seed))
     m = jax.tree_util.tree_map(np.zeros_like, params)
     s = jax.tree_util.tree_map(np.zeros_like, params)
+    clipped = 0
     for t in range(1, steps + 1):
         step_key = jax.random.fold_in(data_key, t - 1)
         tokens, target, mask = make_batch("prev", step_key, batch=batch, length=config.train_len, vocab=config.vocab)
@@ -46,24 +48,40 @@ def _literal(config, seed, steps, batch, lr, max_norm):
         g = jax.tree_util.tree_map(lambda x: np.asarray(x, dtype=np.float64), grads)
         norm = np.sqrt(sum(float((x * x).sum()) for x in jax.tree_util.tree_leaves(g)))
         scale = 1.0 if norm < max_norm else max_norm / norm
+        clipped += norm > max_norm
         g = jax.tree_util.tree_map(lambda x, scale=scale: x * scale, g)
         m = jax.tree_util.tree_map(lambda a, x: b1 * a + (1 - b1) * x, m, g)
         s = jax.tree_util.tree_map(lambda a, x: b2 * a + (1 - b2) * x * x, s, g)
         params = jax.tree_util.tree_map(
             lambda p, a, c, t=t: p - lr * (a / (1 - b1**t)) / (np.sqrt(c / (1 - b2**t)) + eps), params, m, s)
-    return params
+    return params, clipped
 
 
 @pytest.mark.parametrize("max_norm", [1.0, 1e-3])  # 1e-3: every step is clipped
 def test_the_authors_optimiser_is_clipped_adam_at_a_constant_rate(max_norm):
     config = Config(scheme="rand_rope", vocab=16, max_position=32, **TINY)
     opt = recipe._Authors(lr=1e-3, max_grad_norm=max_norm)
-    params, _, _ = recipe._loop(config, "prev", seed=1, steps=3, batch=4, curriculum=False, optimizer=opt)
-    want = _literal(config, 1, 3, 4, 1e-3, max_norm)
+    params, _, _, state = recipe._loop(config, "prev", seed=1, steps=3, batch=4, curriculum=False, optimizer=opt)
+    want, clipped = _literal(config, 1, 3, 4, 1e-3, max_norm)
     start = _flat(initial_params(config, 1))
     moved, literal_moved = _flat(params) - start, _flat(want) - start
     assert np.abs(literal_moved).max() > 1e-4  # the parameters moved
     np.testing.assert_allclose(moved, literal_moved, rtol=0, atol=2e-6)
+    assert int(state[0]) == clipped and (clipped == 3 if max_norm < 0.01 else True)
+
+
+def test_train_authors_itself_trains_with_the_authors_optimiser():
+    # train_authors, not a hand-built optimiser: its model is the literal clipped Adam at the authors' settings
+    config = Config(scheme="rand_rope", vocab=16, max_position=32, **TINY)
+    run, clipped = recipe.train_authors("rand_rope", "prev", seed=1, steps=3, batch=4, max_position=32,
+                                        return_clipped=True, **TINY)
+    want, want_clipped = _literal(config, 1, 3, 4, recipe.AUTHORS["lr"], recipe.AUTHORS["max_grad_norm"])
+    start = _flat(initial_params(config, 1))
+    np.testing.assert_allclose(_flat(run.params) - start, _flat(want) - start, rtol=0, atol=2e-6)
+    assert clipped == want_clipped
+    # the lab's optimiser (AdamW 3e-3, warm-up, weight decay) would be far from it
+    lab = train("rand_rope", "prev", seed=1, steps=3, batch=4, progress=False, cache=False, max_position=32, **TINY)
+    assert np.abs(_flat(lab.params) - _flat(want)).max() > 1e-4
 
 
 def test_the_authors_settings_are_their_code_s():

@@ -42,12 +42,28 @@ __all__ = ["AUTHORS", "train_authors"]
 AUTHORS = {"lr": 1e-3, "max_grad_norm": 1.0}
 
 
+def _count_clipped(max_norm) -> optax.GradientTransformation:
+    # passes the gradients on unchanged; its state counts the steps whose global norm exceeds max_norm (those the
+    # clip that follows it rescales)
+    import jax.numpy as jnp
+
+    def init(params):
+        return jnp.zeros((), jnp.int32)
+
+    def update(updates, state, params=None):
+        return updates, state + (optax.tree.norm(updates) > max_norm).astype(jnp.int32)
+
+    return optax.GradientTransformation(init, update)
+
+
 class _Authors:
-    """The authors' optimiser, hashable, so that the compiled chunk can take it as a static argument."""
+    """The authors' optimiser, hashable, so that the compiled chunk can take it as a static argument. The first
+    element of its state counts the steps on which the clip acted (it changes no update)."""
 
     def __init__(self, lr, max_grad_norm):
         self.key = ("clip_by_global_norm, adam", float(lr), float(max_grad_norm))
-        self.tx = optax.chain(optax.clip_by_global_norm(max_grad_norm), optax.adam(lr))
+        self.tx = optax.chain(_count_clipped(max_grad_norm), optax.clip_by_global_norm(max_grad_norm),
+                              optax.adam(lr))
 
     def __hash__(self):
         return hash(self.key)
@@ -63,7 +79,8 @@ class _Authors:
 
 
 def _loop(config, task, *, seed, steps, batch, curriculum, optimizer):
-    # train.fit's loop without its cache, checkpoints, text and rescaling: (params, losses, starting params)
+    # train.fit's loop without its cache, checkpoints, text and rescaling: (params, losses, starting params,
+    # the optimiser's last state)
     _, data_key = jax.random.split(jax.random.key(seed))
     start = initial_params(config, seed)
     params, opt_state = start, optimizer.init(start)
@@ -79,15 +96,18 @@ def _loop(config, task, *, seed, steps, batch, curriculum, optimizer):
         )
         losses.append(np.asarray(chunk))
         done += n
-    return params, np.concatenate(losses), start
+    return params, np.concatenate(losses), start, opt_state
 
 
 def train_authors(scheme, task, *, seed, steps, batch, curriculum=False, train_len=32, d_model=64, heads=4,
-                  layers=2, vocab=None, **scheme_options) -> Run:
+                  layers=2, vocab=None, return_clipped=False, **scheme_options):
     """Train a fresh model as :func:`.train.train` does, on the authors' optimiser (:data:`AUTHORS`); a :class:`.train.Run`.
 
     Every argument means what it means to :func:`.train.train` (a keyword it does not take is a field of
-    :class:`.model.Config`, such as ``max_position``).
+    :class:`.model.Config`, such as ``max_position``). ``return_clipped=True`` returns ``(run, clipped)``: on how
+    many of the steps the clip acted (the gradient's global norm above :data:`AUTHORS`' ``max_grad_norm``). The lab's
+    loss is a mean over the scored tokens, the authors' a sum over the last axis of their pointwise loss
+    (``experiments/example.py``), so the same clip need not act on the same share of steps.
 
     >>> tiny = dict(train_len=8, d_model=16, heads=2, layers=1)   # a tiny model: one layer, width 16, L = 8
     >>> run = train_authors("rand_rope", "prev", seed=0, steps=3, batch=4, max_position=32, **tiny)
@@ -113,6 +133,7 @@ def train_authors(scheme, task, *, seed, steps, batch, curriculum=False, train_l
         vocab = 32 if task == "recall" else 16
     config = Config(scheme=scheme, vocab=vocab, d_model=d_model, heads=heads, layers=layers, train_len=train_len,
                     **scheme_options)
-    params, losses, start = _loop(config, task, seed=seed, steps=steps, batch=batch, curriculum=bool(curriculum),
-                                  optimizer=_Authors(**AUTHORS))
-    return Run(scheme, task, train_len, params, losses, config, seed, steps, initial_params=start)
+    params, losses, start, state = _loop(config, task, seed=seed, steps=steps, batch=batch,
+                                         curriculum=bool(curriculum), optimizer=_Authors(**AUTHORS))
+    run = Run(scheme, task, train_len, params, losses, config, seed, steps, initial_params=start)
+    return (run, int(state[0])) if return_clipped else run

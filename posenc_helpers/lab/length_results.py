@@ -63,8 +63,9 @@ STORED_SEEDS = (0, 1, 2, 3, 4, 5)
 #: seed; it was filled in, and taken out again the same day after a lab review showed the ladder does not improve
 #: with cost: from the sweep's recipe to the curriculum at 3,000 steps, rand_alibi fell at L (0.990–0.993 to
 #: 0.978–0.980), the others stayed or rose a little, and all four fell past L at 8L; each rung changed batch, steps
-#: and curriculum at once. The second rule (one factor per rung, the authors' optimiser and M = 512 among them, a
-#: ceiling test that allows for both models' noise) was committed the same day, before any 6,000-step row existed.
+#: and curriculum at once. The second rule (one factor per rung towards the authors' recipe, their optimiser among
+#: them; a ceiling test with the ceiling's own noise; the authors' arm trained whatever it chooses) was committed
+#: the same day, and revised after a review, before any row of its new rungs or any 6,000-step row existed.
 RANDOMIZED_RECIPE: dict = {}
 
 #: The tasks the five new schemes are swept on, beside "passkey" (which every scheme is swept on).

@@ -259,3 +259,27 @@ def test_length_options_name_only_what_differs_from_the_lab_s():
     assert rp.length_options(rp.BASE) == {"batch": 32, "steps": 1000, "curriculum": False}
     assert rp.length_options(rp.AUTHORS_ARM) == {"batch": 128, "steps": 6000, "curriculum": True,
                                                  "optimiser": "authors"}
+
+
+def test_the_pilot_trains_the_ladder_rung_by_rung_and_the_authors_arm_last(monkeypatch, tmp_path):
+    from posenc_helpers.lab import pool
+
+    rounds = []
+
+    def in_this_process(fn, jobs, *, workers=None, on_result=None, spawn=False, ordered=True, recycle=False):
+        rounds.append({(job[0], rp._rkey(job[3])) for job in jobs})
+        for i, (scheme, task, seed, recipe) in enumerate(jobs):
+            at_l = 1.0 if scheme in dict(rp.PAIRS).values() else 0.99  # no randomized model reaches the ceiling
+            on_result(i, {**_rrow(scheme, task, recipe, seed, at_l, 0.0), "seconds": 1})
+
+    load = rp.load
+    monkeypatch.setattr(pool, "pool_map", in_this_process)
+    monkeypatch.setattr(rp, "PATH", tmp_path / "pilot.jsonl")
+    monkeypatch.setattr(rp, "load", lambda path=None: load(tmp_path / "pilot.jsonl"))
+    rp.run_missing(workers=1)
+    # the sweep's recipe, then one rung per round (no change in fit: every factor kept), the last rung the arm
+    assert len(rounds) == 1 + len(rp.FACTORS)
+    arm = rp._rkey(rp.AUTHORS_ARM)
+    assert all(arm not in {r for _, r in round_} for round_ in rounds[:-1])
+    assert {r for _, r in rounds[-1]} == {arm}
+    assert all(rp.choose(rand) == rp.AUTHORS_ARM for rand, _ in rp.PAIRS)

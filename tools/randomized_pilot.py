@@ -188,6 +188,9 @@ def run_missing(workers=2) -> None:
     while True:
         rows = load()
         todo = [job for rand, _ in PAIRS for job in missing(rand, rows)]
+        # the ladder's rungs first (each decides the next), the authors' arm (the dearest) once no rung is left
+        ladder = [job for job in todo if _rkey(job[3]) != _rkey(AUTHORS_ARM) or job[3] == choose_rung(job[0], rows)]
+        todo = ladder or todo
         if not todo:
             break
         print(f"{len(todo)} models to train on the next rungs", flush=True)
@@ -371,6 +374,12 @@ def choose(scheme, rows=None):
     seeds per rung: a pilot's choice, not a claim."""
     rows = load() if rows is None else rows
     return _walk(scheme, rows)[0]
+
+
+def choose_rung(scheme, rows=None):
+    """The rung of ``scheme``'s ladder to train next (a recipe), or None once :func:`choose` has decided."""
+    rows = load() if rows is None else rows
+    return _walk(scheme, rows)[1]
 
 
 def missing(scheme, rows=None) -> list[tuple]:

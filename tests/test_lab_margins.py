@@ -269,3 +269,18 @@ def test_the_entropy_claims_choose_their_extreme_without_recording_it():
     assert m[flat.text]["margin"] == pytest.approx(0.05) and m[flat.text]["se"] == pytest.approx(0.01)
     ratios = [(0.5 * sum(e[1])) / u for e, u in zip(ent, uniform, strict=True)]  # the last layer's mean over heads / uniform
     assert m[sharp.text]["mixed"] == [] and m[sharp.text]["margin"] == pytest.approx(0.35 - max(ratios))
+
+
+def test_a_rescored_row_weighs_notebook_13s_accuracies_over_sequences():
+    # "log-n on prev …; ALiBi's stays ≥ 0.95" reads accuracies past L: on a re-scored row with their SE over the
+    # 256 sequences (whole sequences failing at worst), not over the answers
+    claim = [c for c in claims.CLAIMS_13 if c.text.startswith("log-n on prev")][0]
+    lengths = list(range(32, 257, 32))
+    view = {"lengths": {"prev": lengths}}
+    for s in claims._C13_PAST_L:
+        beyond = [float("nan")] + [1.0] * 7
+        view["prev", s] = {"beyond": beyond, "beyond_se": [float("nan")] + [0.0] * 7, "logn": beyond,
+                           "logn_se": [float("nan")] + [0.0] * 7}
+    m = claims.margins([claim], {0: view})[claim.text]
+    # the closest comparison: ALiBi's 1.0 against 0.95, weighed at 0.95 over 256 sequences
+    assert m["margin"] == pytest.approx(0.05) and m["se"] == pytest.approx(math.sqrt(0.95 * 0.05 / 256))

@@ -1043,13 +1043,11 @@ def _c13_number(x):
 
 
 def _c13_beyond(v, task, scheme, key, T):
-    # accuracy past L at test length T: key "beyond" (no rescaling), "logn", or a method of "scaled"
-    entry = v[task, scheme]
-    values = entry["scaled"][key] if key in ("pi", "ntk", "yarn") else entry[key]
-    return Measured(float(np.asarray(values, dtype=float)[_C13_LENGTHS.index(T)]), _answers_or_none(task, T, "beyond"))
+    # accuracy past L at test length T: key "beyond" (no rescaling), "logn", or a method of "scaled"; read by at(), so
+    # a re-scored row's number carries its SE over sequences (before, it was counted over answers here)
+    return at(v, task, scheme, T, *(("scaled", key) if key in ("pi", "ntk", "yarn") else (key,)))
 
 
-_C13_LENGTHS = list(range(32, 257, 32))  # the sweep's test lengths (results.SWEEP_LENGTHS)
 
 
 def _c13_table_claims():

@@ -284,3 +284,9 @@ def test_a_rescored_row_weighs_notebook_13s_accuracies_over_sequences():
     m = claims.margins([claim], {0: view})[claim.text]
     # the closest comparison: ALiBi's 1.0 against 0.95, weighed at 0.95 over 256 sequences
     assert m["margin"] == pytest.approx(0.05) and m["se"] == pytest.approx(math.sqrt(0.95 * 0.05 / 256))
+
+
+def test_a_constant_divided_by_a_mean_is_refused_not_silently_a_float():
+    with pytest.raises(TypeError, match="has no SE bound"):
+        _ = 2 / claims.Mean(0.5, 0.01)
+    assert (claims.Mean(0.5, 0.01) / 2).se == pytest.approx(0.005)

@@ -526,6 +526,9 @@ class Mean(_Weighed, float):
             return self * (1.0 / float(other))
         return NotImplemented
 
+    def __rtruediv__(self, other):
+        raise TypeError(f"{other!r} / a head number (Mean) has no SE bound here: divide a Mean by a constant instead")
+
     @staticmethod
     def _error(difference, margin):
         return difference.se if isinstance(difference, Mean) else None

@@ -4,8 +4,6 @@ The draft is derived on the headline sweep's kept rows (``runs/partials``); as r
 restated claim fails here, so the restatement is revisited before it replaces the stored claims.
 """
 
-import tempfile
-from pathlib import Path
 
 import pytest
 
@@ -22,15 +20,10 @@ def views():
     path = results.PARTIALS / f"results-{results.row_stamp()}.jsonl"
     if not path.is_file():
         pytest.skip(f"no headline rows kept under this code's stamp ({path.name})")
-    table = claims_preview.kept_table(path)
-    seeds = sorted({s for s, _, _ in table})
-    if len(seeds) < 3:
-        pytest.skip(f"{len(seeds)} whole seeds kept")
-    with tempfile.TemporaryDirectory() as folder:
-        saved = Path(folder) / "results.json"
-        results.save(table, saved)
-        sweep = results.load(saved)
-    return {seed: claims.view(sweep, seed) for seed in seeds}
+    views = claims_preview.kept_views(path)
+    if len(views) < 3:
+        pytest.skip(f"{len(views)} whole seeds kept")
+    return views
 
 
 @pytest.mark.parametrize("group", sorted(GROUPS))

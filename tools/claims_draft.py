@@ -25,8 +25,6 @@ could not break "on three seeds in four" after 20 sweep seeds that all hold.
 from __future__ import annotations
 
 import argparse
-import tempfile
-from pathlib import Path
 
 from posenc_helpers.lab.claims import (
     _C13_PAST_L,
@@ -198,19 +196,14 @@ CLAIMS_13_CHANGED = [
 
 
 def main(argv=None) -> None:
-    from posenc_helpers.lab import claims, results
-    from tools.claims_preview import kept_table
+    from posenc_helpers.lab import claims
+    from tools.claims_preview import kept_views
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--partial", help="the partial file (default: the current stamp's)")
     args = parser.parse_args(argv)
-    table = kept_table(args.partial)
-    seeds = sorted({s for s, _, _ in table})
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "results.json"
-        results.save(table, path)
-        sweep = results.load(path)
-    views = {seed: claims.view(sweep, seed) for seed in seeds}
+    views = kept_views(args.partial)
+    seeds = sorted(views)
     print(f"{len(seeds)} whole seeds kept: {seeds}")
     for name, group in (("12", CLAIMS_12), ("12 scaling", CLAIMS_12_SCALING), ("12 fine-tune", CLAIMS_12_FINETUNE),
                         ("13 (the claims that change)", CLAIMS_13_CHANGED)):

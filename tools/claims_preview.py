@@ -41,26 +41,36 @@ def kept_table(path=None) -> dict:
     return table
 
 
-def main(argv=None) -> None:
+def kept_views(path=None) -> dict:
+    """``{seed: view}`` (:func:`posenc_helpers.lab.claims.view`) of every whole seed kept, read back through a results
+    file written in a temporary folder, as the sweep's file will be read."""
     from posenc_helpers.lab import claims, results
+
+    table = kept_table(path)
+    seeds = sorted({s for s, _, _ in table})
+    with tempfile.TemporaryDirectory() as folder:
+        saved = Path(folder) / "results.json"
+        results.save(table, saved)
+        sweep = results.load(saved)
+    return {seed: claims.view(sweep, seed) for seed in seeds}
+
+
+def main(argv=None) -> None:
+    from posenc_helpers.lab import claims
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--partial", help="the partial file (default: the current stamp's)")
     args = parser.parse_args(argv)
-    table = kept_table(args.partial)
-    seeds = sorted({s for s, _, _ in table})
+    # the groups of notebooks 12 and 13 read the headline entries only: each seed's view of the kept rows alone
+    views = kept_views(args.partial)
+    seeds = sorted(views)
     if len(seeds) < 3:
         raise SystemExit(f"{len(seeds)} whole seeds kept ({seeds}); a preview needs at least 3")
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "results.json"
-        results.save(table, path)
-        sweep = results.load(path)
     print(f"{len(seeds)} whole seeds kept: {seeds}")
-    # the groups of notebooks 12 and 13 read the headline entries only: each seed's view of the kept rows alone
-    views = {seed: claims.view(sweep, seed) for seed in seeds}
     for group in ("12", "12 scaling", "12 fine-tune", "13"):
         print(f"\n== {group}")
         print(claims.margin_report(claims.margins(claims.groups()[group], views)))
+
 
 if __name__ == "__main__":
     main()

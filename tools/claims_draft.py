@@ -24,8 +24,6 @@ could not break "on three seeds in four" after 20 sweep seeds that all hold.
 
 from __future__ import annotations
 
-import argparse
-
 from posenc_helpers.lab.claims import (
     _C13_PAST_L,
     _CHANCE,
@@ -197,14 +195,9 @@ CLAIMS_13_CHANGED = [
 
 def main(argv=None) -> None:
     from posenc_helpers.lab import claims
-    from tools.claims_preview import kept_views
+    from tools.claims_preview import views_from_command_line
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--partial", help="the partial file (default: the current stamp's)")
-    args = parser.parse_args(argv)
-    views = kept_views(args.partial)
-    seeds = sorted(views)
-    print(f"{len(seeds)} whole seeds kept: {seeds}")
+    views = views_from_command_line(argv, __doc__.splitlines()[0])
     for name, group in (("12", CLAIMS_12), ("12 scaling", CLAIMS_12_SCALING), ("12 fine-tune", CLAIMS_12_FINETUNE),
                         ("13 (the claims that change)", CLAIMS_13_CHANGED)):
         print(f"\n== {name} (restated)")

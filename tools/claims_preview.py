@@ -55,18 +55,25 @@ def kept_views(path=None) -> dict:
     return {seed: claims.view(sweep, seed) for seed in seeds}
 
 
-def main(argv=None) -> None:
-    from posenc_helpers.lab import claims
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def views_from_command_line(argv, description) -> dict:
+    """:func:`kept_views` of the partial file ``--partial`` names (default: the current stamp's), after printing which
+    seeds they are; refuses fewer than 3 whole seeds."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--partial", help="the partial file (default: the current stamp's)")
     args = parser.parse_args(argv)
-    # the groups of notebooks 12 and 13 read the headline entries only: each seed's view of the kept rows alone
     views = kept_views(args.partial)
     seeds = sorted(views)
     if len(seeds) < 3:
         raise SystemExit(f"{len(seeds)} whole seeds kept ({seeds}); a preview needs at least 3")
     print(f"{len(seeds)} whole seeds kept: {seeds}")
+    return views
+
+
+def main(argv=None) -> None:
+    from posenc_helpers.lab import claims
+
+    # the groups of notebooks 12 and 13 read the headline entries only: each seed's view of the kept rows alone
+    views = views_from_command_line(argv, __doc__.splitlines()[0])
     for group in ("12", "12 scaling", "12 fine-tune", "13"):
         print(f"\n== {group}")
         print(claims.margin_report(claims.margins(claims.groups()[group], views)))

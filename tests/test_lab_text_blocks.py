@@ -128,3 +128,31 @@ def test_lowest_and_highest_record_no_comparison():
     with C._recording() as seen:
         min(a, b)  # the built-in records the comparison it makes to choose
     assert len(seen) == 1
+
+
+def test_split_half_finds_the_se_right_on_independent_blocks_and_wrong_on_correlated_ones():
+    rng = np.random.default_rng(1)
+    right = TC.split_half([C.Bits(rng.normal(size=96)) for _ in range(2000)])
+    assert 0.93 <= np.mean(np.abs(right) <= 2) <= 0.97
+    # blocks that drift (AR(1), ρ = 0.95) weighed one by one as a contrast: the SE is far too small, and it shows
+    drifting = []
+    for _ in range(500):
+        x = np.zeros(96)
+        for i in range(1, 96):
+            x[i] = 0.95 * x[i - 1] + rng.normal()
+        drifting.append(C.Bits(x, paired=True))
+    assert np.mean(np.abs(TC.split_half(drifting)) <= 2) < 0.6
+    # a number the scheme cannot run is left out
+    assert TC.split_half([C.Bits(np.full(96, np.nan)), C.Bits(rng.normal(size=96))]).shape == (1,)
+
+
+def test_block_numbers_take_every_curve_and_each_curve_against_its_value_at_l():
+    rows = [_row(0, "none", 2.2), _row(0, "rope", 2.0)]
+    views = TC.block_views(rows)
+    numbers = TC.block_numbers(views)
+    v = views[0]
+    curves = [*v["bits"].values(), *v["scaled"].values(), *v["finetuned"].values(), *v["past"].values()]
+    plain = sum(isinstance(x, C.Bits) for c in curves for x in c)
+    contrasts = sum(isinstance(x, C.Bits) for c in v["bits"].values() for x in c[1:])
+    assert len(numbers) == plain + contrasts
+    assert sum(x.paired for x in numbers) == contrasts

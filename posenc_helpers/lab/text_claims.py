@@ -30,7 +30,7 @@ from .claims import check as _check
 __all__ = [
     "CLAIMS_15", "CLAIMS_15_FINETUNE", "SHARES_15", "CLAIMS_15_CONTEXT", "numbers", "views", "check", "failures",
     "report", "over_report", "check_over", "context_numbers", "context_views", "check_context", "block_views",
-    "context_block_views",
+    "context_block_views", "split_half", "block_numbers",
 ]
 
 
@@ -114,6 +114,48 @@ def context_block_views(rows) -> dict[int, dict]:
             v["sliding"][s] = _curve(c["sliding_blocks"])
             v["nonoverlapping"][s] = _curve(c["nonoverlapping_blocks"])
         out[seed] = v
+    return out
+
+
+def split_half(numbers) -> np.ndarray:
+    """Each text number's split-half z: the difference between its mean over the first and the second half of its
+    blocks, over the standard error of that difference as the two halves' own SEs give it (:meth:`.claims.Bits.se`,
+    so a contrast is weighed over single blocks and any other number over groups of :data:`.claims.TEXT_GROUP`).
+
+    If the SE means what it says, about 95 % of the z's lie within ±2 (a check of the SE on the text itself, as
+    tests/test_lab_sequence_scores.py checks the accuracies' on a second test set). The z's of one text are not
+    independent (every number reads the same two halves, so a half that is easier for every model moves them all
+    one way): their share within ±2 is a check, not a test of known size. Numbers with NaN blocks are left out.
+
+    >>> rng = np.random.default_rng(0)
+    >>> z = split_half([Bits(rng.normal(size=96)) for _ in range(400)])
+    >>> bool(0.9 <= np.mean(np.abs(z) <= 2) <= 0.99)
+    True
+    """
+    out = []
+    for x in numbers:
+        if not isinstance(x, Bits) or np.isnan(x.blocks).any():
+            continue
+        half = x.blocks.size // 2
+        a, b = Bits(x.blocks[:half], level=x.level), Bits(x.blocks[half:2 * half], level=x.level)
+        se = float(np.hypot(a.se(), b.se()))
+        if se > 0:
+            out.append((float(a) - float(b)) / se)
+    return np.array(out)
+
+
+def block_numbers(views) -> list:
+    """Every text number of :func:`block_views`' views, with each curve's contrast against its value at L: the numbers
+    :func:`split_half` checks."""
+    out = []
+    for v in views.values():
+        curves = [*v["bits"].values(), *v.get("scaled", {}).values(), *v.get("finetuned", {}).values(),
+                  *v.get("past", {}).values()]
+        for curve in curves:
+            out += [x for x in curve if isinstance(x, Bits)]
+        for curve in v["bits"].values():
+            if isinstance(curve[0], Bits):
+                out += [x - curve[0] for x in curve[1:] if isinstance(x, Bits)]
     return out
 
 

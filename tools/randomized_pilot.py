@@ -55,11 +55,10 @@ FACTORS = (("optimiser", "authors"), ("curriculum", True), ("batch", 128), ("ste
 
 #: The authors' recipe at this model's size, every factor of :data:`FACTORS` at its authors' value: trained on the
 #: pilot's seeds whatever the ladder chooses, so that its numbers past L can be shown beside the chosen recipe's
-#: (:func:`print_verdict`). What it still leaves out of the authors' setting: dropout 0.1; one draw of positions per
-#: batch (``models/positional_encodings.py`` draws ``shape=(sequence_length,)`` per call; the lab draws one per
-#: sequence); their loss, ``jnp.mean(jnp.sum(task.pointwise_loss_fn(output, target), axis=-1))``, where the lab's is
-#: a mean over the scored tokens (Adam does not see a constant scale of the loss, but the clip at norm 1 does); 5
-#: layers; and 10,000 steps.
+#: (:func:`print_verdict`). What it still leaves out of the authors' setting: dropout 0.1; how positions are drawn
+#: (their noisy rotary and ALiBi encodings draw one set per attention layer, ``hk.next_rng_key()`` in
+#: ``models/transformer.py``, of ``shape=(sequence_length,)`` for the whole batch; the lab draws one per sequence,
+#: shared by its layers); 5 layers; and 10,000 steps.
 AUTHORS_ARM = {"optimiser": "authors", "max_position": 2048, "curriculum": True, "batch": 128, "steps": 6000}
 
 #: The recipes of the first ladder (batch, steps, curriculum; the lab's optimiser and M = 2,048), whose rows are kept
@@ -368,8 +367,9 @@ def choose(scheme, rows=None):
     than :data:`NOISE_SE` paired standard errors (:func:`fit_change`). When no rung reaches the ceiling, the recipe
     the walk ends on is the choice (with every factor kept, the authors' arm, :data:`AUTHORS_ARM`), and the length
     sweep's claims say the scheme stays below the ceiling at L there. The fit at L is not independent of the numbers
-    past L (on the first ladder's rows, the curriculum at 3,000 steps raised rand_learned's and rand_sinusoidal's fit
-    at L on prev and lowered their accuracy at 8L), so :func:`print_verdict` shows the authors' arm past L beside the
+    past L (on the first ladder's rows, its 3,000-step rung, which changed the curriculum, batch and steps at once,
+    raised rand_learned's and rand_sinusoidal's fit at L on prev and lowered their accuracy at 8L), so
+    :func:`print_verdict` shows the authors' arm past L beside the
     choice. The recipe chosen on prev and first also trains the passkey rows, which the pilot does not train. Three
     seeds per rung: a pilot's choice, not a claim."""
     rows = load() if rows is None else rows

@@ -57,13 +57,13 @@ STORED_SEEDS = (0, 1, 2, 3, 4, 5)
 #: Each randomized scheme's training recipe, ``{"batch", "steps", "curriculum"}`` with ``"max_position"`` and
 #: ``"optimiser": "authors"`` when its rung changed them, as the randomized pilot's second rule chooses it
 #: (``randomized_pilot.choose`` and ``length_options``, tools/randomized_pilot.py; a scheme left out is not settled,
-#: and ``--settled`` leaves its rows out). Empty: the pilot's new rungs are not trained yet. On 2026-12-07 the first
+#: and ``--settled`` leaves its rows out). Empty until the second rule has chosen. On 2026-12-07 the first
 #: rule (``randomized_pilot.decided``) would have taken the dearest recipe of the first ladder, batch 128 and 6,000
 #: steps with the length curriculum, because no cheaper recipe reached the plain ceiling at L on prev on every pilot
 #: seed; it was filled in, and taken out again the same day after a lab review showed the ladder does not improve
-#: with cost: from the sweep's recipe to the curriculum at 3,000 steps, rand_alibi fell at L (0.990–0.993 to
-#: 0.978–0.980), the others stayed or rose a little, and all four fell past L at 8L; each rung changed batch, steps
-#: and curriculum at once. The second rule (one factor per rung towards the authors' recipe, their optimiser among
+#: with cost: on prev, from the sweep's recipe to the curriculum at 3,000 steps, rand_alibi fell at L (0.990–0.993
+#: to 0.978–0.980), the others stayed or rose a little, and all four fell past L at 8L; each rung changed batch,
+#: steps and curriculum at once. The second rule (one factor per rung towards the authors' recipe, their optimiser among
 #: them; a ceiling test with the ceiling's own noise; the authors' arm trained whatever it chooses) was committed
 #: the same day, and revised after a review, before any row of its new rungs or any 6,000-step row existed.
 RANDOMIZED_RECIPE: dict = {}

@@ -105,9 +105,10 @@ def train_authors(scheme, task, *, seed, steps, batch, curriculum=False, train_l
 
     Every argument means what it means to :func:`.train.train` (a keyword it does not take is a field of
     :class:`.model.Config`, such as ``max_position``). ``return_clipped=True`` returns ``(run, clipped)``: on how
-    many of the steps the clip acted (the gradient's global norm above :data:`AUTHORS`' ``max_grad_norm``). The lab's
-    loss is a mean over the scored tokens, the authors' a sum over the last axis of their pointwise loss
-    (``experiments/example.py``), so the same clip need not act on the same share of steps.
+    many of the steps the clip acted (the gradient's global norm above :data:`AUTHORS`' ``max_grad_norm``). Both losses
+    are a mean cross-entropy per scored token (theirs, ``jnp.mean(jnp.sum(task.pointwise_loss_fn(output, target),
+    axis=-1))`` in ``experiments/example.py``, sums ``-target * log_softmax(output)`` over the one-hot class axis), so
+    the clip's threshold means the same in both.
 
     >>> tiny = dict(train_len=8, d_model=16, heads=2, layers=1)   # a tiny model: one layer, width 16, L = 8
     >>> run = train_authors("rand_rope", "prev", seed=0, steps=3, batch=4, max_position=32, **tiny)

@@ -34,7 +34,6 @@ from posenc_helpers.lab.claims import (
     _c13_ent_last,
     _c13_first_min,
     _ft,
-    _ft_at_l,
     _lengths,
     at,
 )
@@ -74,8 +73,9 @@ CLAIMS_12 = [
     Claim("NoPE, T5's bias and RoPE + NoPE find the first token: at least 0.94 past L at every length",
           lambda v: all(_b(v, "first", s, T) >= 0.94 for s in ("none", "t5", "rope_nope") for T in _lengths(v, "first"))),
     # stored: "at least 0.15 below ALiBi …, below RoPE at 2L and 4L" (3.0 SE); RoPE's lead is a spread (SPREADS_12)
-    Claim("NoPE on prev: above 3 times chance and at least 0.1 below ALiBi at every length past L",
-          lambda v: all(3 * _CHANCE < _b(v, "prev", "none", T) <= _b(v, "prev", "alibi", T) - 0.1
+    # ("above 3 times chance" held by 4.0 SE on 12 seeds and by 3.96 with seeds 12 and 13; 0.1 below ALiBi by 4.2)
+    Claim("NoPE on prev: above twice chance and at least 0.08 below ALiBi at every length past L",
+          lambda v: all(2 * _CHANCE < _b(v, "prev", "none", T) <= _b(v, "prev", "alibi", T) - 0.08
                         for T in _lengths(v, "prev")), live=True),
     # stored: "below ALiBi at every length past L, at most 0.5 at 8L" (3.7 SE, at 2L)
     Claim("RoPE + NoPE on prev degrades: below ALiBi from 3L on, at most 0.5 at 8L",
@@ -117,9 +117,9 @@ CLAIMS_12_SCALING = [
     Claim("PI collapses on prev: at most 0.5 past L at 2L, at most 3 times chance at 8L",
           lambda v: _b(v, "prev", "rope", 64, "scaled", "pi") <= 0.5
           and _b(v, "prev", "rope", 256, "scaled", "pi") <= 3 * _CHANCE, live=True),
-    # stored: "at most 0.5 past L at 2L" (2.5 SE)
-    Claim("YaRN with LLaMA's thresholds acts like PI on prev: at most 0.55 past L at 2L, at most 3 times chance at 8L",
-          lambda v: _b(v, "prev", "rope", 64, "scaled", "yarn_llama") <= 0.55
+    # stored: "at most 0.5 past L at 2L" (2.5 SE; 0.55 held by 4.0 SE on 12 seeds, 3.8 with seeds 12 and 13)
+    Claim("YaRN with LLaMA's thresholds acts like PI on prev: at most 0.6 past L at 2L, at most 3 times chance at 8L",
+          lambda v: _b(v, "prev", "rope", 64, "scaled", "yarn_llama") <= 0.6
           and _b(v, "prev", "rope", 256, "scaled", "yarn_llama") <= 3 * _CHANCE, live=True),
     # stored: "NTK beats plain RoPE at 8L on both tasks" (1.9 SE on the closest seed; 8 of 12 seeds clear 4 SE):
     # dropped as a claim
@@ -164,9 +164,9 @@ CLAIMS_12_FINETUNE = [
     Claim("after 25 steps at 4L on prev, NTK and YaRN (s = 4 or 8) score at least 0.94 past L at 4L (inside the "
           "fine-tune's length)",
           lambda v: all(_ft(v, "prev", m + k, 25, 128) >= 0.94 for m in ("ntk", "yarn") for k in ("", "_s8"))),
-    # stored: "PI's fine-tune starts below plain RoPE's: after 25 steps at most 0.95 at L on prev" (3.3 SE)
-    Claim("PI's fine-tune starts below plain RoPE's: after 25 steps at 4L, PI (s = 4) scores at most 0.98 at L on prev",
-          lambda v: _ft_at_l(v, "prev", "pi", 25) <= 0.98),
+    # stored: "PI's fine-tune starts below plain RoPE's: after 25 steps at most 0.95 at L on prev" (3.3 SE; "at most
+    # 0.98" held by 4.3 SE on 12 seeds and 3.9 with seeds 12 and 13; a bound that clears 4 SE, 0.99, says little
+    # beside plain RoPE's 1.00): dropped as a claim
 ]
 
 

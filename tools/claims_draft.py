@@ -138,9 +138,10 @@ CLAIMS_12_FINETUNE = [
                         for T in (64, 128)), live=True),
     # stored: "past L at every length up to 8L", 0.9 on prev and 0.95 on first (3.4 SE); now read where the
     # fine-tune never trained: positions past 4L ("tuned")
-    Claim("plain RoPE fine-tuned at 4L with no rescaling keeps at least 0.9 at the positions past 4L, at every length "
+    # (0.9 held by 4.1 SE on 16 seeds; seed 16 scores 0.935 there, 1.9 SE)
+    Claim("plain RoPE fine-tuned at 4L with no rescaling keeps at least 0.84 at the positions past 4L, at every length "
           "up to 8L, on both tasks",
-          lambda v: all(_tuned(v, t, "none", 100, T) >= 0.9 for t in _TASKS for T in (160, 192, 224, 256)), live=True),
+          lambda v: all(_tuned(v, t, "none", 100, T) >= 0.84 for t in _TASKS for T in (160, 192, 224, 256)), live=True),
     # stored: "PI and YaRN with s = 4 below plain RoPE fine-tuned at 8L on prev" (0.7 SE, YaRN; 9 of 12 seeds clear
     # 4 SE at the positions past 4L): YaRN's part is dropped as a claim
     Claim("after 100 steps at 4L, PI with s = 4 is below plain RoPE fine-tuned at the positions past 4L at 8L on prev",

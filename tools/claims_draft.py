@@ -94,10 +94,11 @@ CLAIMS_12 = [
     Claim("iRoPE on first at L: at most 0.87 with chunks of L/4, at least 0.93 with chunks of L/2 or L",
           lambda v: at(v, "first", "irope", 32, "accuracy") <= 0.87
           and all(at(v, "first", s, 32, "accuracy") >= 0.93 for s in ("irope_w16", "irope_w32"))),
-    Claim("iRoPE on first past L: at most 0.5 with chunks of L/4, 0.62 with chunks of L/2 and 0.72 with chunks of L "
+    # (0.72 with chunks of L held by 4 SE on 17 seeds; seed 17 scores 0.608 there at 2L, 3.6 SE: restated 0.75)
+    Claim("iRoPE on first past L: at most 0.5 with chunks of L/4, 0.62 with chunks of L/2 and 0.75 with chunks of L "
           "(the ablation), at every length",
           lambda v: all(_b(v, "first", s, T) <= bound for s, bound in (("irope", 0.5), ("irope_w16", 0.62),
-                                                                        ("irope_w32", 0.72))
+                                                                        ("irope_w32", 0.75))
                         for T in _lengths(v, "first"))),
     Claim("the same iRoPE models with a sliding window of L instead of chunks score at least 0.92 on prev past L at "
           "every length, for every chunk setting",

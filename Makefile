@@ -266,8 +266,12 @@ lab-length: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.length_results
 	@echo "the held-out rows wait for length_claims to read the re-scored sweep (issue 43): their seeds come from its hash"
 
-# Regenerate the held-out seeds' rows, which only the seed test reads: posenc_helpers/lab/results_heldout.json
-# (the headline and extra tasks for results.HELD_OUT, as the sweeps train them) and
+# The held-out seeds' rows, which only the seed tests read. First the ledger's check of the headline claims
+# (results.ledger_check): 5 seeds drawn from the hash of posenc_helpers/lab/claims.py (results.ledger_seeds), their
+# headline and extra-task rows trained as the sweeps train them, each kept in
+# runs/partials/results-heldout-<stamp>.jsonl as it finishes (a stopped run resumes there), written to
+# posenc_helpers/lab/results_heldout.json, every claim checked on them and the outcome appended to
+# posenc_helpers/lab/ledger.jsonl; no number printed, and refused for claims already checked at their hash. Then
 # posenc_helpers/lab/text_results_heldout.json (the text lab's HELD_OUT_SEED).
 lab-heldout: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.results --held-out

@@ -53,7 +53,7 @@ def test_a_worse_row_fails_its_claim_on_the_new_seed():
     train, _ = _stand_in(1, spoil)
     found = claims.check_seeds([NEW], train=train)["12"]["claims"]
     failed = claims.failures(found)
-    assert "ALiBi scores at least 0.97 past L on prev at every length" in failed
+    assert "ALiBi scores at least 0.93 past L on prev at every length" in failed
     assert all(seeds == [NEW] for seeds in failed.values())
 
 

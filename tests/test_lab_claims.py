@@ -1,11 +1,13 @@
-"""The seed test: every claim notebooks 12 and 13 assert, on every seed of the shipped sweeps and on two held-out seeds.
+"""The seed test: every claim notebooks 12 and 13 assert, on every seed of the shipped sweeps and on held-out seeds.
 
 The claims live in :mod:`posenc_helpers.lab.claims`, each a sentence and its
 check on one seed's numbers. The fast tests check them on the shipped files
-(the sweep's seeds), that each claim can fail, and that each holds on the two
-held-out seeds (:data:`results.HELD_OUT`, used by no notebook and no sweep),
+(the sweep's seeds), that each claim can fail, and that each holds on the
+held-out seeds of the ledger's check of claims.py (issue 43: seeds derived
+from its hash, used by no notebook and no sweep, :func:`results.ledger_check`),
 whose rows ``make lab-heldout`` trains with the sweeps' own functions and
-stores in ``results_heldout.json``. That the stored rows are what the code
+stores in ``results_heldout.json``. Until the ledger holds a check of
+claims.py as it is now, the held-out tests are expected failures. That the stored rows are what the code
 trains is checked in every run on a sample (tests/test_lab_reproduce.py), and
 in full by the test marked ``full`` here (``make test-all``), which retrains
 every held-out row, compares what training decides (the final loss, the
@@ -21,7 +23,7 @@ import json
 import numpy as np
 import pytest
 
-from posenc_helpers.lab import claims, results
+from posenc_helpers.lab import claims, ledger, results, stats
 
 
 @pytest.fixture(scope="module")
@@ -38,34 +40,43 @@ def test_the_files_hold_their_seeds_and_no_held_out_seed(sweep, extra):
     assert sweep["seeds"] == results.SEEDS and len(results.SEEDS) >= 20  # issue 26: at least 20 seeds
     assert extra["seeds"] == results.EXTRA_SEEDS and len(results.EXTRA_SEEDS) >= 8  # and 8 for the extra tasks
     assert set(results.EXTRA_SEEDS) <= set(results.SEEDS)
-    assert not set(results.HELD_OUT) & (set(results.SEEDS) | set(results.EXTRA_SEEDS))
+    assert results.HELD_OUT_SEEDS >= 5  # issue 43: at least 5 held-out seeds per sweep
+    seen = {s for e in ledger.entries("claims") for s in e["seeds"]}  # every seed a check of claims.py ran on
+    assert not seen & (set(results.SEEDS) | set(results.EXTRA_SEEDS))
+    assert not set(results.FORMER_HELD_OUT) & seen  # a former held-out seed (11 and 12 joined the sweep) is never drawn
 
 
-def test_the_files_hold_what_this_release_computes_for_every_row(sweep, extra, held_out):
+def _holds_what_this_release_computes(head, more):
     # what a full sweep computes (results.evaluate_run); results.add_rows added it to the older rows: iRoPE with
-    # its other masks, the s = 8 fine-tunes, the factor grid past L
+    # its other masks, the s = 8 fine-tunes
     keys = {key for key, _, _ in results.FINETUNE_SETTINGS}
-    head, more = held_out
-    for table in (sweep["table"], head["table"]):
-        for (seed, task, scheme), row in table.items():
-            if scheme == "irope":
-                assert set(row["masks"]) == set(results.IROPE_MASKS), (seed, task)
-            if scheme == "rope":
-                assert set(row["finetune"]) == keys, (seed, task)
+    for (seed, task, scheme), row in head.items():
+        if scheme == "irope":
+            assert set(row["masks"]) == set(results.IROPE_MASKS), (seed, task)
+        if scheme == "rope":
+            assert set(row["finetune"]) == keys, (seed, task)
+    for (seed, task, scheme), row in more.items():
+        if (task, scheme) == ("recall", "rope"):
+            assert set(row["finetune"]) == keys, (seed, task)
+
+
+def test_the_files_hold_what_this_release_computes_for_every_row(sweep, extra):
+    # and the factor grid past L, which only the sweep's rows keep
+    _holds_what_this_release_computes(sweep["table"], extra["table"])
     for (seed, task, scheme), row in sweep["table"].items():
         if scheme == "rope":
             grid = row["grid_beyond"]
             assert set(grid) == set(results.SCALINGS) and all(g.shape == (8, 8) for g in grid.values()), (seed, task)
             assert all(np.isnan(g[:, 0]).all() and not np.isnan(g[:, 1:]).any() for g in grid.values())
-            # at s = 1 every method is plain RoPE: the grid's first row is the row's own accuracy past L, within
-            # 3e-4 (measured: at most 0.0002, one answer of 7,168 at 8L that flips because the method's
-            # frequencies, computed by another formula, round to other float32 numbers)
-            for g in grid.values():
-                np.testing.assert_allclose(g[0, 1:], row["beyond"][1:], atol=3e-4)
-    for table in (extra["table"], more["table"]):
-        for (seed, task, scheme), row in table.items():
-            if (task, scheme) == ("recall", "rope"):
-                assert set(row["finetune"]) == keys, (seed, task)
+            # at s = 1 every method is plain RoPE: the three grids' first rows agree (measured: exactly), and
+            # they are the row's own accuracy past L measured on the grid's 64 test sequences instead of its 256,
+            # so they agree with it within 4 SEs of the difference. The per-sequence spread comes from the row's
+            # SE over 256 sequences: over 64 the SE is twice that, and the difference's SE is √(2² + 1) times it
+            # (measured on 17 seeds: at most 1.9 such SEs)
+            firsts = np.array([g[0, 1:] for g in grid.values()])
+            np.testing.assert_allclose(firsts, np.broadcast_to(firsts[0], firsts.shape), atol=3e-4)
+            se = np.sqrt(5) * np.asarray(row["beyond_se"][1:], dtype=float)
+            assert (np.abs(firsts[0] - row["beyond"][1:]) <= 4 * se + 1e-4).all(), (seed, task)
 
 
 @pytest.mark.parametrize("group", sorted(claims.groups()))
@@ -157,45 +168,63 @@ def test_held_out_sweep_runs_both_sweeps_rows_in_one_pool(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def held_out():
+def checked():
+    """The ledger's last check of claims.py, which must be of claims.py as it is now: its seeds are the held-out ones.
+
+    Until it exists, an expected failure, the state tests/test_lab_ledger.py marks with NOT_YET_CHECKED.
+    """
+    digest = stats.source_hash(results.CLAIMS_SOURCE)
+    mine = ledger.entries("claims")
+    if not mine or mine[-1]["hash"] != digest:
+        pytest.xfail(f"issue 43: the ledger holds no check of claims.py at its hash {digest[:12]}…: the claims are being "
+                     "restated on the re-scored sweep; their held-out seeds are drawn from the new claims' hash and "
+                     "trained after their commit (make lab-heldout, results.ledger_check)")
+    return mine[-1]
+
+
+@pytest.fixture(scope="module")
+def held_out(checked):
     return results.load_held_out()
 
 
-def test_the_held_out_file_holds_every_row_of_the_held_out_seeds_only(held_out):
+def test_the_held_out_file_holds_every_row_of_the_held_out_seeds_only(checked, held_out):
+    # exactly the ledger's seeds, every row of them, computed by this code's rows for this claims.py
     head, more = held_out
-    assert head["seeds"] == more["seeds"] == results.HELD_OUT
-    assert set(head["table"]) == {(s, t, m) for s in results.HELD_OUT for t in results.TASKS for m in results.SCHEMES}
-    assert set(more["table"]) == {
-        (s, t, m) for s in results.HELD_OUT for t in results.EXTRA_BUDGETS for m in results.SCHEMES
-    }
+    seeds = tuple(checked["seeds"])
+    assert head["seeds"] == more["seeds"] == seeds
+    assert head["stamp"] == results.row_stamp(), "results_heldout.json was computed by other row code"
+    assert head["hash"] == checked["hash"] and head["drawn"] == checked["drawn"]
+    assert set(head["table"]) == {(s, t, m) for s in seeds for t in results.TASKS for m in results.ROWS}
+    assert set(more["table"]) == {(s, t, m) for s in seeds for t in results.EXTRA_BUDGETS for m in results.ROWS}
+    _holds_what_this_release_computes(head["table"], more["table"])
 
 
 @pytest.mark.parametrize("group", HELD_OUT_GROUPS)
-def test_every_claim_holds_on_the_held_out_seeds(held_out, group):
+def test_every_claim_holds_on_the_held_out_seeds(checked, held_out, group):
     sweep, extra = held_out
-    table = claims.check_files(group, sweep, extra, seeds=results.HELD_OUT)
+    table = claims.check_files(group, sweep, extra, seeds=checked["seeds"])
     assert not claims.failures(table), claims.report(table)
 
 
 @pytest.mark.parametrize("group", HELD_OUT_GROUPS)
-def test_every_spread_and_share_holds_over_the_sweep_with_the_held_out_seeds(sweep, extra, held_out, group):
+def test_every_spread_and_share_holds_over_the_sweep_with_the_held_out_seeds(sweep, extra, checked, held_out, group):
     head, more = held_out
     both = {**sweep, "table": {**sweep["table"], **head["table"]}}
     both_extra = {**extra, "table": {**extra["table"], **more["table"]}}
-    seeds = [*(extra if group == "12 extra" else sweep)["seeds"], *results.HELD_OUT]
+    seeds = [*(extra if group == "12 extra" else sweep)["seeds"], *checked["seeds"]]
     table = claims.check_over_files(group, both, both_extra, seeds=seeds)
     assert all(table.values()), table
 
 
 @pytest.fixture(scope="module")
-def retrained_held_out():
+def retrained_held_out(checked):
     # held_out_sweep refuses a results file computed by other row code: while the sweep is re-scored (issue 43), an
     # expected failure that names both stamps, not an error
     stamp = json.loads(results.RESULTS_PATH.read_text()).get("stamp")
     if stamp != results.row_stamp():
         pytest.xfail(f"results.json was computed by other row code (stamp {stamp!r}, this code's {results.row_stamp()!r}): "
                      "the sweep is being re-scored by sequence (issue 43)")
-    head, more = results.held_out_sweep(results.HELD_OUT)
+    head, more = results.held_out_sweep(checked["seeds"])
     sweep = {"table": head, "lengths": np.array(results.SWEEP_LENGTHS)}
     extra = {"table": more, "lengths": np.array(results.EXTRA_LENGTHS)}
     return sweep, extra
@@ -221,7 +250,7 @@ def _in_distribution(entry) -> dict:
 
 @pytest.mark.slow
 @pytest.mark.full
-def test_the_held_out_rows_retrain_to_the_file_and_every_claim_holds_on_them(retrained_held_out, held_out):
+def test_the_held_out_rows_retrain_to_the_file_and_every_claim_holds_on_them(checked, retrained_held_out, held_out):
     from lab_rows import largest_difference, same_machine, say_another_machine, within_spread
     from test_lab_reproduce import ROW_TOLERANCE
 
@@ -243,5 +272,5 @@ def test_the_held_out_rows_retrain_to_the_file_and_every_claim_holds_on_them(ret
                 value = float(np.ravel(got[name])[0])
                 assert within_spread(value, [float(np.ravel(o[name])[0]) for o in others]), (key, name, value)
     for group in HELD_OUT_GROUPS:
-        table = claims.check_files(group, *retrained_held_out, seeds=results.HELD_OUT)
+        table = claims.check_files(group, *retrained_held_out, seeds=checked["seeds"])
         assert not claims.failures(table), claims.report(table)

@@ -260,7 +260,7 @@ def test_spreads_and_shares_add_the_fresh_seeds(monkeypatch):
 def test_the_training_seeds_follow_from_the_experiment_not_the_sweeps():
     e = _experiment()
     assert len(e.training_seeds) == 3 and all(1000 <= s < 10000 for s in e.training_seeds)
-    assert not set(e.training_seeds) & (set(results.SEEDS) | set(results.EXTRA_SEEDS) | set(results.HELD_OUT))
+    assert not set(e.training_seeds) & (set(results.SEEDS) | set(results.EXTRA_SEEDS) | set(results.FORMER_HELD_OUT))
     assert _experiment(claims=[lambda v: v["rope", 64] - 0.1]).training_seeds == e.training_seeds  # claims: same seeds
     assert _experiment(task="first").training_seeds != e.training_seeds  # another experiment: other seeds
     assert X.question_hash(_experiment(claims=[lambda v: v["rope", 64] - 0.1])) != X.question_hash(e)

@@ -31,7 +31,7 @@ def test_pilot_seeds_are_no_sweeps_and_no_held_out_draw():
 
     for seed in rp.SEEDS:
         assert not 1000 <= seed <= 9999  # stats.held_out_seeds draws from 1,000-9,999
-        assert seed not in results.SEEDS and seed not in results.HELD_OUT
+        assert seed not in results.SEEDS and seed not in results.FORMER_HELD_OUT
         assert seed not in length_results.SEEDS
 
 

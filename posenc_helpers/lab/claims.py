@@ -5,10 +5,14 @@ numbers of one seed: ``view[task, scheme]``, the entry the sweep keeps for
 that model (:func:`.results.evaluate_run`: accuracy over all positions and
 past L, with each test-time rescaling, after each fine-tune, attention
 numbers). The notebooks check every claim on every seed of the shipped
-sweeps; ``tests/test_lab_claims.py`` trains two seeds no notebook or sweep
-uses (:data:`.results.HELD_OUT`) with the same functions and checks the same
-claims on them. A claim that fails on one of them is not a claim the course
-may make: it becomes a range, or goes.
+sweeps, each by at least 4 standard errors over test sequences
+(:func:`margins`). Held-out seeds come from this module's own code: ``make
+lab-heldout`` (:func:`.results.ledger_check`) draws them from its SHA-256,
+trains their rows with the same functions and appends each claim's k of n
+to the ledger (:mod:`.ledger`), so a claim edited after a check is judged on
+new seeds and on every seed checked before. A claim that fails on one of
+them is not a claim the course may make: it becomes a spread or a share, or
+goes.
 
 Taught in notebooks/12-extrapolation-lab.ipynb and 13-trained-heads.ipynb.
 
@@ -807,124 +811,149 @@ def _ft_at_l(v, task, method, steps):
 _TASKS = ("prev", "first")
 _SCHEMES = ("none", "learned", "sinusoidal", "rope", "alibi", "t5", "rope_nope", "irope")
 
+#: iRoPE's chunk settings, by row (:data:`.results.ROW_OPTIONS`): L/4 (the headline), L/2 (the second setting) and L
+#: (the ablation, Llama 4's chunk = its original context).
+_IROPE = {"irope": 8, "irope_w16": 16, "irope_w32": 32}
+_BUT_IROPE = tuple(s for s in _SCHEMES if s != "irope")
+
+
+def _tuned(v, task, method, steps, T):
+    # a fine-tune's accuracy past its own length 4L (positions ≥ 4L of a sequence of T)
+    return at(v, task, "rope", T, "finetune", method, str(steps), "tuned")
+
+
 CLAIMS_12 = [
-    # (restated with the 20-seed sweep, issue 26: thresholds sit at least 4 binomial SE from the worst seed;
-    # "at least 0.95 at L on prev" held with 0.008 to spare, 1.1 SE, on NoPE)
-    Claim("every model scores at least 0.9 at L on prev",
-          lambda v: all(at(v, "prev", s, 32, "accuracy") >= 0.9 for s in _SCHEMES), live=True),
-    Claim("every model scores at least 0.95 at L on first",
-          lambda v: all(at(v, "first", s, 32, "accuracy") >= 0.95 for s in _SCHEMES)),
-    Claim("ALiBi scores at least 0.97 past L on prev at every length",
-          lambda v: all(_b(v, "prev", "alibi", T) >= 0.97 for T in _lengths(v, "prev")), live=True),
-    Claim("ALiBi scores at least 0.97 past L on first at every length",
-          lambda v: all(_b(v, "first", "alibi", T) >= 0.97 for T in _lengths(v, "first"))),
-    Claim("sinusoidal on prev: at most 4 times chance past L at 2L, at most twice chance at 8L",
-          lambda v: _b(v, "prev", "sinusoidal", 64) <= 4 * _CHANCE
-          and _b(v, "prev", "sinusoidal", 256) <= 2 * _CHANCE, live=True),
-    # (revised, 2026-12-04: "at most 0.6 at 8L" failed on held-out seed 9957, whose RoPE model held 0.65 there;
-    # the fall from 2L to 8L, at least 0.34 on all seven seeds seen, is what the claim now bounds)
-    Claim("RoPE on prev degrades gradually: at least 0.75 past L at 2L, and at least 0.2 lower at 8L than at 2L",
-          lambda v: _b(v, "prev", "rope", 64) >= 0.75 and _b(v, "prev", "rope", 256) <= _b(v, "prev", "rope", 64) - 0.2,
+    # (issue 43) was: "at least 0.9 at L on prev" (3.1 SE on iRoPE with chunks of L/4, 0.957)
+    Claim("every model scores at least 0.87 at L on prev",
+          lambda v: all(at(v, "prev", s, 32, "accuracy") >= 0.87 for s in _SCHEMES), live=True),
+    # (issue 43) was: "every model at least 0.95 at L on first": iRoPE with chunks of L/4 scores 0.71-0.74 there
+    Claim("every model but iRoPE with chunks of L/4 scores at least 0.94 at L on first",
+          lambda v: all(at(v, "first", s, 32, "accuracy") >= 0.94 for s in _BUT_IROPE)),
+    # (issue 43) was: 0.97 (2.8 SE on a perfect score; 0.94 is the most 256 sequences allow, and ALiBi on prev is 0.9996)
+    # (one claim per task, so that notebook 12's run on prev checks its own)
+    Claim("ALiBi scores at least 0.93 past L on prev at every length",
+          lambda v: all(_b(v, "prev", "alibi", T) >= 0.93 for T in _lengths(v, "prev")), live=True),
+    Claim("ALiBi scores at least 0.93 past L on first at every length",
+          lambda v: all(_b(v, "first", "alibi", T) >= 0.93 for T in _lengths(v, "first"))),
+    # (issue 43) was: "at most 4 times chance at 2L, twice chance at 8L" (1.9 SE)
+    Claim("sinusoidal on prev: at most 5 times chance past L at 2L, at most 3 times chance at 8L",
+          lambda v: _b(v, "prev", "sinusoidal", 64) <= 5 * _CHANCE
+          and _b(v, "prev", "sinusoidal", 256) <= 3 * _CHANCE, live=True),
+    # (issue 43) was: "at least 0.75 at 2L, and at least 0.2 lower at 8L" (2.3 SE)
+    Claim("RoPE on prev degrades: at least 0.72 past L at 2L, and at least 0.1 lower at 8L than at 2L",
+          lambda v: _b(v, "prev", "rope", 64) >= 0.72 and _b(v, "prev", "rope", 256) <= _b(v, "prev", "rope", 64) - 0.1,
           live=True),
-    # (dropped, issue 26: "sinusoidal on first: at least 0.9 past L at 8L" and "RoPE on first fails from 4L: at
-    # most 0.9 past L at 4L, at most 0.75 at 8L" held on the five sweep seeds and failed on seeds outside them,
-    # as did three claims of notebook 13 about RoPE on first and the band "ALiBi on back3: between 0.8 and 0.92
-    # at L". These behaviours vary from seed to seed more than five seeds can bound; with the 20-seed sweep
-    # they are stated as spreads, SPREADS_12)
-    Claim("NoPE finds the first token: at least 0.97 past L at every length",
-          lambda v: all(_b(v, "first", "none", T) >= 0.97 for T in _lengths(v, "first"))),
-    # (restated, issue 26: "below RoPE at every length past L" held on seed 11 at 8L by 0.010, 1.2 SE; RoPE's lead
-    # at 8L is a spread, SPREADS_12)
-    Claim("NoPE on prev: above 3 times chance and at least 0.15 below ALiBi at every length past L, below RoPE at 2L "
-          "and 4L",
-          lambda v: all(3 * _CHANCE < _b(v, "prev", "none", T) <= _b(v, "prev", "alibi", T) - 0.15
-                        for T in _lengths(v, "prev"))
-          and all(_b(v, "prev", "none", T) < _b(v, "prev", "rope", T) for T in (64, 128)), live=True),
-    # the two designs that ship now
-    Claim("T5's bias and RoPE + NoPE find the first token: at least 0.97 past L at every length",
-          lambda v: all(_b(v, "first", s, T) >= 0.97 for s in ("t5", "rope_nope") for T in _lengths(v, "first"))),
-    Claim("RoPE + NoPE on prev degrades: below ALiBi at every length past L, at most 0.5 at 8L",
-          lambda v: all(_b(v, "prev", "rope_nope", T) < _b(v, "prev", "alibi", T) for T in _lengths(v, "prev"))
+    # (issue 43) was: 0.97 (2.8 SE)
+    Claim("NoPE, T5's bias and RoPE + NoPE find the first token: at least 0.94 past L at every length",
+          lambda v: all(_b(v, "first", s, T) >= 0.94 for s in ("none", "t5", "rope_nope") for T in _lengths(v, "first"))),
+    # (issue 43) was: "at least 0.15 below ALiBi …, below RoPE at 2L and 4L" (3.0 SE); RoPE's lead is a spread (SPREADS_12)
+    # ("above 3 times chance" held by 4.0 SE on 12 seeds and by 3.96 with seeds 12 and 13; 0.1 below ALiBi by 4.2)
+    Claim("NoPE on prev: above twice chance and at least 0.08 below ALiBi at every length past L",
+          lambda v: all(2 * _CHANCE < _b(v, "prev", "none", T) <= _b(v, "prev", "alibi", T) - 0.08
+                        for T in _lengths(v, "prev")), live=True),
+    # (issue 43) was: "below ALiBi at every length past L, at most 0.5 at 8L" (3.7 SE, at 2L)
+    Claim("RoPE + NoPE on prev degrades: below ALiBi from 3L on, at most 0.5 at 8L",
+          lambda v: all(_b(v, "prev", "rope_nope", T) < _b(v, "prev", "alibi", T) for T in _lengths(v, "prev") if T >= 96)
           and _b(v, "prev", "rope_nope", 256) <= 0.5, live=True),
-    Claim("T5's bias on prev degrades: below ALiBi at every length past L, at most 0.6 at 8L",
-          lambda v: all(_b(v, "prev", "t5", T) < _b(v, "prev", "alibi", T) for T in _lengths(v, "prev"))
+    # (issue 43) was: "below ALiBi at every length past L, at most 0.6 at 8L" (2.2 SE, at 2L)
+    Claim("T5's bias on prev degrades: below ALiBi from 3L on, at most 0.6 at 8L",
+          lambda v: all(_b(v, "prev", "t5", T) < _b(v, "prev", "alibi", T) for T in _lengths(v, "prev") if T >= 96)
           and _b(v, "prev", "t5", 256) <= 0.6, live=True),
-    # iRoPE as Llama 4 ships it: chunks of L on the RoPE layer (added with issue 26, from the sweep's five seeds)
-    Claim("iRoPE on prev: past L, within 0.04 of chunk_ceiling(1) = 0.971 at every length (a query that opens a chunk "
-          "cannot see the token before it on the RoPE layer)",
-          lambda v: all(abs(_b(v, "prev", "irope", T) - chunk_ceiling(1)) <= 0.04 for T in _lengths(v, "prev")),
-          live=True),
-    Claim("iRoPE loses the first token: at most 0.9 past L at every length",
-          lambda v: all(_b(v, "first", "irope", T) <= 0.9 for T in _lengths(v, "first"))),
-    Claim("the same iRoPE models with a sliding window of L instead of chunks score at least 0.98 past L at every "
-          "length, on both tasks",
-          lambda v: all(_b(v, t, "irope", T, "masks", "sliding") >= 0.98 for t in _TASKS for T in _lengths(v, t))),
-    Claim("the same iRoPE models with the full mask: on first at least 0.98 past L at every length; on prev at least "
-          "0.2 below their chunked score at 4L and 8L",
-          lambda v: all(_b(v, "first", "irope", T, "masks", "full") >= 0.98 for T in _lengths(v, "first"))
-          and all(_b(v, "prev", "irope", T, "masks", "full") <= _b(v, "prev", "irope", T) - 0.2 for T in (128, 256))),
+    # iRoPE, re-derived for chunks shorter than L (issue 43 §3); before, four claims described chunks of L, which
+    # never act in training
+    Claim("iRoPE with chunks of L/4 on prev: at least 0.78 past L at every length",
+          lambda v: all(_b(v, "prev", "irope", T) >= 0.78 for T in _lengths(v, "prev")), live=True),
+    # with chunks of L/4 the model's final loss on first stays near 0.5 (0.001 with chunks of L/2 or L), and the
+    # same weights read with the full mask score 0.92-0.98 past L at 2L: what its chunks take from it is shown, why
+    # is not
+    Claim("iRoPE on first at L: at most 0.87 with chunks of L/4, at least 0.93 with chunks of L/2 or L",
+          lambda v: at(v, "first", "irope", 32, "accuracy") <= 0.87
+          and all(at(v, "first", s, 32, "accuracy") >= 0.93 for s in ("irope_w16", "irope_w32"))),
+    # (0.72 with chunks of L held by 4 SE on 17 seeds; seed 17 scores 0.608 there at 2L, 3.6 SE: restated 0.75.
+    # Chunks of L/4 are left out: those models do not learn the task at L, the claim above, and a model that has
+    # not learned a task at L says nothing about extrapolating it)
+    Claim("iRoPE on first past L: at most 0.62 with chunks of L/2 and 0.75 with chunks of L (the ablation), at every "
+          "length",
+          lambda v: all(_b(v, "first", s, T) <= bound for s, bound in (("irope_w16", 0.62), ("irope_w32", 0.75))
+                        for T in _lengths(v, "first"))),
+    Claim("the same iRoPE models with a sliding window of L instead of chunks score at least 0.92 on prev past L at "
+          "every length, for every chunk setting",
+          lambda v: all(_b(v, "prev", s, T, "masks", "sliding") >= 0.92 for s in _IROPE for T in _lengths(v, "prev"))),
+    Claim("the same iRoPE models with the full mask on prev: at least 0.1 below their chunked score at 4L and 8L, for "
+          "every chunk setting",
+          lambda v: all(_b(v, "prev", s, T, "masks", "full") <= _b(v, "prev", s, T) - 0.1
+                        for s in _IROPE for T in (128, 256))),
 ]
+
 
 # ---- notebook 12: RoPE rescaled at test time (past L, s = T/L), and log-n -------------------------
 
 CLAIMS_12_SCALING = [
-    Claim("PI finds the first token: at least 0.97 past L at every length",
-          lambda v: all(_b(v, "first", "rope", T, "scaled", "pi") >= 0.97 for T in _lengths(v, "first"))),
+    # (issue 43) was: 0.97 (2.8 SE)
+    Claim("PI and YaRN with the lab's thresholds find the first token: at least 0.94 past L at every length",
+          lambda v: all(_b(v, "first", "rope", T, "scaled", m) >= 0.94 for m in ("pi", "yarn")
+                        for T in _lengths(v, "first"))),
     Claim("PI collapses on prev: at most 0.5 past L at 2L, at most 3 times chance at 8L",
           lambda v: _b(v, "prev", "rope", 64, "scaled", "pi") <= 0.5
           and _b(v, "prev", "rope", 256, "scaled", "pi") <= 3 * _CHANCE, live=True),
-    Claim("YaRN with LLaMA's thresholds acts like PI on prev: at most 0.5 past L at 2L, at most 3 times chance at 8L",
-          lambda v: _b(v, "prev", "rope", 64, "scaled", "yarn_llama") <= 0.5
-          and _b(v, "prev", "rope", 256, "scaled", "yarn_llama") <= 3 * _CHANCE, live=True),
-    # (revised, 2026-12-04: "beats plain RoPE on prev at 4L and 8L by at least 0.05" and "beats NTK on prev at 4L
-    # and 8L" held on the five sweep seeds and failed on held-out seed 9957, where plain RoPE extrapolated better
-    # than on any sweep seed and NTK beat YaRN at both lengths; what held on all seven seeds seen is kept)
-    # (restated, issue 26: "YaRN with the lab's thresholds beats plain RoPE on prev at 8L" failed on sweep seed 7,
-    # by 0.143; it is a share of the seeds now, SHARES_12_SCALING)
-    Claim("YaRN with the lab's thresholds finds the first token: at least 0.97 past L at every length",
-          lambda v: all(_b(v, "first", "rope", T, "scaled", "yarn") >= 0.97 for T in _lengths(v, "first"))),
-    Claim("NTK beats plain RoPE at 8L on both tasks",
-          lambda v: all(_b(v, t, "rope", 256, "scaled", "ntk") > _b(v, t, "rope", 256) for t in _TASKS)),
-    # (dropped: "NTK is worse than plain RoPE on prev at 3L" held on the five sweep seeds and failed on
-    # held-out seed 11; notebook 12 states it as what the sweep's seeds gave, not as a claim)
-    Claim("log-n scaling moves no scheme's accuracy past L by more than 0.15, on either task, at any length",
-          lambda v: all(abs(_b(v, t, s, T, "logn") - _b(v, t, s, T)) <= 0.15
+    # (issue 43) was: "at most 0.5 past L at 2L" (2.5 SE; 0.55 held by 4.0 SE on 12 seeds, 3.8 with seeds 12 and 13),
+    # and "at most 3 times chance at 8L" (held by 4.0 SE on 19 seeds; seed 9957 scores 0.090 there, 3.98 SE)
+    Claim("YaRN with LLaMA's thresholds acts like PI on prev: at most 0.6 past L at 2L, at most 0.2 at 8L",
+          lambda v: _b(v, "prev", "rope", 64, "scaled", "yarn_llama") <= 0.6
+          and _b(v, "prev", "rope", 256, "scaled", "yarn_llama") <= 0.2, live=True),
+    # (issue 43) was: "NTK beats plain RoPE at 8L on both tasks" (1.9 SE on the closest seed; 8 of 12 seeds clear 4 SE):
+    # dropped as a claim
+    # (issue 43) was: "log-n scaling moves no scheme's accuracy past L by more than 0.15" (2.5 SE; the largest move on any
+    # seed is 0.042, but two scores near 1/2, weighed as independent, need about 0.22 between them at 4 SE)
+    Claim("log-n scaling moves no scheme's accuracy past L by more than 0.25, on either task, at any length",
+          lambda v: all(abs(_b(v, t, s, T, "logn") - _b(v, t, s, T)) <= 0.25
                         for t in _TASKS for s in _SCHEMES if s != "learned" for T in _lengths(v, t))),
 ]
 
 # ---- notebook 12: RoPE fine-tuned for 100 steps at 4L, per rescaling -------------------------------
 
 CLAIMS_12_FINETUNE = [
-    Claim("after 100 steps at 4L every fine-tune scores at least 0.95 past L up to 4L on prev",
-          lambda v: all(_ft(v, "prev", m, 100, T) >= 0.95 for m in ("none", "pi", "ntk", "yarn") for T in (64, 128)),
+    # (issue 43) was: 0.95 on each task (3.6 and 2.8 SE)
+    Claim("after 100 steps at 4L every fine-tune (s = 4) scores at least 0.92 past L at 2L and 4L (inside the "
+          "fine-tune's length) on prev",
+          lambda v: all(_ft(v, "prev", m, 100, T) >= 0.92 for m in ("none", "pi", "ntk", "yarn") for T in (64, 128)),
           live=True),
-    Claim("after 100 steps at 4L every fine-tune scores at least 0.95 past L up to 4L on first",
-          lambda v: all(_ft(v, "first", m, 100, T) >= 0.95 for m in ("none", "pi", "ntk", "yarn") for T in (64, 128))),
-    Claim("plain RoPE fine-tuned with no rescaling scores at least 0.9 past L at every length up to 8L on prev",
-          lambda v: all(_ft(v, "prev", "none", 100, T) >= 0.9 for T in _lengths(v, "prev")), live=True),
-    Claim("plain RoPE fine-tuned with no rescaling scores at least 0.95 past L at every length up to 8L on first",
-          lambda v: all(_ft(v, "first", "none", 100, T) >= 0.95 for T in _lengths(v, "first"))),
-    Claim("after 100 steps PI and YaRN with s = 4 (set for the fine-tune length) are below plain RoPE fine-tuned at 8L "
-          "on prev",
-          lambda v: all(_ft(v, "prev", m, 100, 256) < _ft(v, "prev", "none", 100, 256) for m in ("pi", "yarn")),
-          live=True),
-    # s set for the target 8L, as YaRN's recipe sets it (issue 26: with s = 4 the comparison at 8L is outside the
-    # range the rescaling was set for)
-    Claim("with s = 8 (set for the target 8L), after 100 steps at 4L every fine-tune scores at least 0.95 past L up "
-          "to 4L, on both tasks",
-          lambda v: all(_ft(v, t, f"{m}_s8", 100, T) >= 0.95 for t in _TASKS for m in ("pi", "ntk", "yarn")
+    Claim("after 100 steps at 4L every fine-tune (s = 4) scores at least 0.92 past L at 2L and 4L (inside the "
+          "fine-tune's length) on first",
+          lambda v: all(_ft(v, "first", m, 100, T) >= 0.92 for m in ("none", "pi", "ntk", "yarn") for T in (64, 128))),
+    # (issue 43) was: "past L at every length up to 8L", 0.9 on prev and 0.95 on first (3.4 SE); now read where the
+    # fine-tune never trained: positions past 4L ("tuned")
+    # (0.9 held by 4.1 SE on 16 seeds; seed 16 scores 0.935 there, 1.9 SE)
+    Claim("plain RoPE fine-tuned at 4L with no rescaling keeps at least 0.84 at the positions past 4L, at every length "
+          "up to 8L, on prev",
+          lambda v: all(_tuned(v, "prev", "none", 100, T) >= 0.84 for T in (160, 192, 224, 256)), live=True),
+    Claim("plain RoPE fine-tuned at 4L with no rescaling keeps at least 0.84 at the positions past 4L, at every length "
+          "up to 8L, on first",
+          lambda v: all(_tuned(v, "first", "none", 100, T) >= 0.84 for T in (160, 192, 224, 256))),
+    # (issue 43) was: "PI and YaRN with s = 4 below plain RoPE fine-tuned at 8L on prev" (0.7 SE, YaRN; 9 of 12 seeds clear
+    # 4 SE at the positions past 4L): YaRN's part is dropped as a claim
+    Claim("after 100 steps at 4L, PI with s = 4 is below plain RoPE fine-tuned at the positions past 4L at 8L on prev",
+          lambda v: _tuned(v, "prev", "pi", 100, 256) < _tuned(v, "prev", "none", 100, 256), live=True),
+    # (issue 43) was: 0.95 (2.6 SE)
+    Claim("with s = 8 (set for the target 8L), after 100 steps at 4L every fine-tune scores at least 0.91 past L at "
+          "2L and 4L (inside the fine-tune's length), on both tasks",
+          lambda v: all(_ft(v, t, f"{m}_s8", 100, T) >= 0.91 for t in _TASKS for m in ("pi", "ntk", "yarn")
                         for T in (64, 128))),
-    Claim("with s = 8, NTK and YaRN fine-tuned for 100 steps at 4L score at least 0.99 past L at 8L on prev",
-          lambda v: all(_ft(v, "prev", f"{m}_s8", 100, 256) >= 0.99 for m in ("ntk", "yarn"))),
-    Claim("with s = 8, PI fine-tuned for 100 steps at 4L stays below plain RoPE fine-tuned at 8L on prev",
-          lambda v: _ft(v, "prev", "pi_s8", 100, 256) < _ft(v, "prev", "none", 100, 256)),
-    # where the methods are not all at the ceiling at the fine-tune length itself: after 25 steps
-    Claim("after 25 steps at 4L on prev, NTK and YaRN (s = 4 or 8) score at least 0.99 past L at 4L, PI (s = 4 or 8) "
-          "at most 0.95",
-          lambda v: all(_ft(v, "prev", m + k, 25, 128) >= 0.99 for m in ("ntk", "yarn") for k in ("", "_s8"))
-          and all(_ft(v, "prev", "pi" + k, 25, 128) <= 0.95 for k in ("", "_s8"))),
-    Claim("PI's fine-tune starts below plain RoPE's: after 25 steps it is at most 0.95 at L on prev",
-          lambda v: _ft_at_l(v, "prev", "pi", 25) <= 0.95 and _ft_at_l(v, "prev", "pi", 25) <= _ft_at_l(v, "prev", "none", 25)),
+    # (issue 43) was: "at least 0.99 past L at 8L" (1.6 SE); now at the positions past 4L
+    Claim("with s = 8, NTK and YaRN fine-tuned for 100 steps at 4L keep at least 0.94 at the positions past 4L, at "
+          "every length up to 8L, on prev",
+          lambda v: all(_tuned(v, "prev", f"{m}_s8", 100, T) >= 0.94 for m in ("ntk", "yarn")
+                        for T in (160, 192, 224, 256))),
+    # (issue 43) was: "with s = 8, PI below plain RoPE fine-tuned at 8L on prev" (2.5 SE on seed 11; 11 of 12 seeds clear 4
+    # SE at the positions past 4L): dropped as a claim
+    # (issue 43) was: "NTK and YaRN at least 0.99 past L at 4L, PI at most 0.95" (1.6 SE); PI's part (below NTK and YaRN on
+    # 10 of 12 seeds by 4 SE; no bound on PI alone clears 4 SE) is dropped
+    Claim("after 25 steps at 4L on prev, NTK and YaRN (s = 4 or 8) score at least 0.94 past L at 4L (inside the "
+          "fine-tune's length)",
+          lambda v: all(_ft(v, "prev", m + k, 25, 128) >= 0.94 for m in ("ntk", "yarn") for k in ("", "_s8"))),
+    # (issue 43) was: "PI's fine-tune starts below plain RoPE's: after 25 steps at most 0.95 at L on prev" (3.3 SE; "at most
+    # 0.98" held by 4.3 SE on 12 seeds and 3.9 with seeds 12 and 13; a bound that clears 4 SE, 0.99, says little
+    # beside plain RoPE's 1.00): dropped as a claim
 ]
 
 
@@ -1094,11 +1123,6 @@ def _c13_rope_sharp(v):
     return highest(*(_c13_ent_last(v, "prev", "rope", j) / float(uniform[j]) for j in range(len(uniform))))
 
 
-def _c13_logn_sharpens(v):
-    # log-n lowers RoPE's last-layer entropy at T = 256 on both tasks (the sweep measures RoPE with log-n)
-    return all(_c13_ent_last(v, t, "rope", -1, "logn") < _c13_ent_last(v, t, "rope", -1) for t in ("prev", "first"))
-
-
 CLAIMS_13 = [
     Claim("RoPE + NoPE's previous-token head is on layer 0, its RoPE layer",
           lambda v: v["prev", "rope_nope"]["head"]["head"][0] == 0),
@@ -1122,18 +1146,25 @@ CLAIMS_13 = [
           lambda v: _c13_rope_sharp(v) <= 0.35),
     Claim("NoPE and T5 bias on prev: the last layer's entropy rises by ≥ 1.5 nats from T = 32 to 256",
           lambda v: all(_c13_ent_last(v, "prev", s, -1) - _c13_ent_last(v, "prev", s, 0) >= 1.5 for s in ("none", "t5"))),
-    Claim("ALiBi's steepest head: entropy changes ≤ 0.1 nats from T = 64 to 256 (both layers), uniform rises ≥ 0.5",
-          lambda v: _c13_alibi_flat(v)[0] <= 0.1 and _c13_alibi_flat(v)[1] >= 0.5),
+    # (issue 43) was: "changes ≤ 0.1 nats" (3.6 SE, the bound Σ|c|·SE over the heads' entropies)
+    Claim("ALiBi's steepest head: entropy changes ≤ 0.12 nats from T = 64 to 256 (both layers), uniform rises ≥ 0.5",
+          lambda v: _c13_alibi_flat(v)[0] <= 0.12 and _c13_alibi_flat(v)[1] >= 0.5),
     # (dropped, issue 26: "RoPE on first: the weight on token 0 is ≥ 0.8 at L and ≥ 0.3 lower at 8L", "log-n
     # raises it at 8L by at most 0.1 …" and "at 8L log-n changes accuracy past L by ≤ 0.1; PI beats both by
     # ≥ 0.1" failed on a seed outside the sweep, on which RoPE did not fail on first; see CLAIMS_12)
-    Claim("RoPE on first: with PI the weight on token 0 is ≥ 0.7 at every length, accuracy past L at 8L ≥ 0.95",
-          lambda v: _c13_first_min(v, "pi") >= 0.7 and _c13_beyond(v, "first", "rope", "pi", 256) >= 0.95),
-    Claim("log-n on prev: changes no scheme's accuracy past L at 8L by more than 0.1; ALiBi's stays ≥ 0.95",
-          lambda v: all(abs(_c13_beyond(v, "prev", s, "logn", 256) - _c13_beyond(v, "prev", s, "beyond", 256)) <= 0.1
-                        for s in _C13_PAST_L) and _c13_beyond(v, "prev", "alibi", "logn", 256) >= 0.95),
-    Claim("log-n lowers RoPE's last-layer entropy at T = 256, on both tasks",
-          _c13_logn_sharpens),
+    # (issue 43) was: "the weight on token 0 is ≥ 0.7 at every length, accuracy past L at 8L ≥ 0.95" (2.5 SE on the
+    # weight)
+    Claim("RoPE on first: with PI the weight on token 0 is ≥ 0.5 at every length, accuracy past L at 8L ≥ 0.94",
+          lambda v: _c13_first_min(v, "pi") >= 0.5 and _c13_beyond(v, "first", "rope", "pi", 256) >= 0.94),
+    # (issue 43) was: "changes no scheme's accuracy past L at 8L by more than 0.1; ALiBi's stays ≥ 0.95" (1.6 SE once
+    # its accuracies carry their SE over sequences; the largest change on any seed is 0.031)
+    Claim("log-n on prev: changes no scheme's accuracy past L at 8L by more than 0.22; ALiBi's stays at least 0.93",
+          lambda v: all(abs(_c13_beyond(v, "prev", s, "logn", 256) - _c13_beyond(v, "prev", s, "beyond", 256)) <= 0.22
+                        for s in _C13_PAST_L) and _c13_beyond(v, "prev", "alibi", "logn", 256) >= 0.93),
+    # (issue 43) was: "on both tasks" (2.5 SE: the bound adds the two entropies' SEs, though they are read on the same
+    # inputs; on prev every seed clears 24 SE, on first 8 of 12 clear 4): stated on prev
+    Claim("log-n lowers RoPE's last-layer entropy at T = 256 on prev",
+          lambda v: _c13_ent_last(v, "prev", "rope", -1, "logn") < _c13_ent_last(v, "prev", "rope", -1)),
 ]
 
 

@@ -261,7 +261,7 @@ class Experiment:
         """``seeds`` seeds in 1,000 … 9,999 fixed by :func:`experiment_hash`, none a seed of the stored sweeps."""
         from . import results
 
-        avoid = set(results.SEEDS) | set(results.EXTRA_SEEDS) | set(results.HELD_OUT)
+        avoid = set(results.SEEDS) | set(results.EXTRA_SEEDS) | set(results.FORMER_HELD_OUT)
         return stats.held_out_seeds(experiment_hash(self), self.seeds, exclude=avoid)
 
     @property
@@ -800,7 +800,7 @@ def draw_fresh_seeds(k, *, avoid=()) -> tuple:
     """
     from . import results
 
-    taken = set(avoid) | set(results.SEEDS) | set(results.EXTRA_SEEDS) | set(results.HELD_OUT)
+    taken = set(avoid) | set(results.SEEDS) | set(results.EXTRA_SEEDS) | set(results.FORMER_HELD_OUT)
     out = []
     while len(out) < k:
         seed = secrets.randbelow(9000) + 1000

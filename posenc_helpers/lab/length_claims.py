@@ -152,8 +152,9 @@ CLAIMS: tuple = (
             lambda v: _v(v, "prev", "rand_learned") >= 0.3),
     C.Claim("prev, 8L: FIRE beats T5's buckets past L",
             lambda v: _v(v, "prev", "fire") > _v(v, "prev", "t5")),
-    C.Claim("first, 8L: randomizing RoPE raises its accuracy past L",
-            lambda v: _v(v, "first", "rand_rope") > _v(v, "first", "rope")),
+    # (dropped: "first, 8L: randomizing RoPE raises its accuracy past L" holds on 6 of 6 seeds, but once plain RoPE's
+    # scores carry their SE over 256 test sequences (the headline sweep re-scored, issue 43) its closest seed clears it
+    # by 3.3 SE; notebook 17 gives it as a count until the length sweep is re-scored and its claims restated)
     C.Claim("passkey, 8L: YaRN at test time retrieves more whole keys than plain RoPE, PI and NTK",
             lambda v: (_v(v, "passkey", "rope+yarn") > _v(v, "passkey", "rope+pi"))
             & (_v(v, "passkey", "rope+yarn") > _v(v, "passkey", "rope+ntk"))

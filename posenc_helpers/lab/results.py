@@ -10,11 +10,15 @@ scored with other masks on its RoPE layer; it also keeps what attention does pas
 (:func:`attention_numbers`) and how far a learned table moved
 (:func:`table_numbers`). ``make lab-results`` runs it for :data:`SEEDS` and
 writes ``posenc_helpers/lab/results.json``, which notebooks 12 and 13 and the
-slider demo read, so none of them trains for it. ``make lab-heldout`` trains
-the same models, headline and extra tasks, for the two held-out seeds
-:data:`HELD_OUT` (:func:`held_out_sweep`), in the same kind of pool, with the
-same functions, and writes ``results_heldout.json``, which no notebook reads:
-the seed test (tests/test_lab_claims.py) checks every claim of 12 and 13 on it.
+slider demo read, so none of them trains for it. ``make lab-heldout``
+(:func:`ledger_check`) checks the claims of 12 and 13 (:mod:`.claims`) on
+held-out seeds fixed by claims.py's own code: :data:`HELD_OUT_SEEDS` seeds
+derived from its hash (:func:`ledger_seeds`, :mod:`.ledger`), whose headline and
+extra-task rows it trains with the same functions, in the same kind of pool,
+keeping each row as it finishes (:func:`held_out_rows`), writes them to
+``results_heldout.json``, which no notebook reads, and appends the outcome to
+the ledger. It prints the seeds, never a number of their rows; the seed test
+(tests/test_lab_claims.py) checks every claim on the file.
 
 ``python -m posenc_helpers.lab.results --add`` (:func:`add_rows`) adds to the
 stored files only what a newer release computes and they lack.
@@ -43,10 +47,11 @@ from .train import DEFAULTS, FINETUNE, finetune, train
 __all__ = [
     "SWEEP_LENGTHS", "FACTORS", "SEEDS", "RESULTS_PATH", "sweep", "save", "load",
     "EXTRA_LENGTHS", "EXTRA_BUDGETS", "EXTRA_PATH", "extra_run", "extra_sweep", "save_extra", "load_extra",
-    "pool_map", "sweep_row", "XLA_ONE_THREAD", "HELD_OUT", "held_out_sweep", "EXTRA_SEEDS", "FINETUNE_FACTOR", "FINETUNE_STEPS",
+    "pool_map", "sweep_row", "XLA_ONE_THREAD", "held_out_sweep", "EXTRA_SEEDS", "FINETUNE_FACTOR", "FINETUNE_STEPS",
     "FINETUNE_METHODS", "ATTENTION_LENGTHS", "evaluate_run", "finetuned", "attention_numbers", "table_numbers", "head_numbers",
     "HELD_OUT_PATH", "save_held_out", "load_held_out", "grow", "FINETUNE_TARGET", "FINETUNE_SETTINGS", "IROPE_MASKS",
     "ROWS", "ROW_OPTIONS", "model_of", "GRID_SEQUENCES", "row_stamp", "PARTIALS",
+    "HELD_OUT_SEEDS", "FORMER_HELD_OUT", "CLAIMS_SOURCE", "ledger_seeds", "held_out_rows", "ledger_check",
 ]
 
 #: Test lengths of the sweep: the training length 32 up to 8× it, in steps of 32.
@@ -56,21 +61,28 @@ SWEEP_LENGTHS = tuple(range(32, 257, 32))
 FACTORS = tuple(range(1, 9))
 
 #: The seeds of the shipped sweeps. The seed test (tests/test_lab_claims.py) checks every
-#: claim on these (from the files) and on two held-out seeds it trains (:data:`HELD_OUT`).
+#: claim on these (from the files) and on the held-out seeds drawn from claims.py's hash (:func:`ledger_check`).
 SEEDS = (*range(18), 9119, 9957)
 
 #: The seeds of the shipped extra-task run (``make lab-results-extra``): eight of the sweep's.
 EXTRA_SEEDS = (0, 1, 2, 3, 4, 5, 9119, 9957)
 
-#: Seeds no notebook and no sweep uses: the seed test checks every claim on their stored rows. Drawn on 2026-12-04
-#: (commit 6c446df) with ``secrets.randbelow(9000) + 1000`` and trained once by ``make lab-heldout``. claims.py was
-#: edited in nine later commits, so the repository cannot show that every claim now in it was fixed before these
-#: rows existed; issue 43 replaces them with seeds derived from claims.py's own hash
-#: (:func:`.stats.held_out_seeds`), whose first check :mod:`.ledger` records. They replace 9119 and 9957, which
-#: replaced 11 and 12: each pair stopped being held out when claims were revised after failing on it (issue 26;
-#: their rows are in git history). Once a claim is changed because it failed on one of these, draw new ones the same
-#: way.
-HELD_OUT = (7482, 8507)  # sorted, as held_out_sweep stores them
+#: How many held-out seeds a check of the claims of notebooks 12 and 13 draws (issue 43: at least 5 per sweep;
+#: 5 of 5 passing bound a claim's per-seed failure rate below 45.1 % at 95 %, :func:`.stats.failure_bound`).
+HELD_OUT_SEEDS = 5
+
+#: Every seed an earlier held-out set of these sweeps used, which a new draw skips (:func:`ledger_seeds`), beside
+#: the sweeps' own. 11 and 12 were held out until claims were revised after failing on them (issue 26), and joined
+#: the sweep; so did 9119 and 9957 after them (both in :data:`SEEDS`). 7482 and 8507 were drawn on 2026-12-04
+#: (commit 6c446df) with ``secrets.randbelow(9000) + 1000`` and trained once by the ``make lab-heldout`` of
+#: then; claims.py was edited in nine later commits, so the repository cannot show that every claim was fixed
+#: before their rows existed, and issue 43 replaced them with seeds derived from claims.py's own hash. Their rows
+#: have been seen: no held-out draw may give them again (their rows are in git history, and
+#: length_results_heldout.json still holds the length sweep's rows for 7482 and 8507).
+FORMER_HELD_OUT = (11, 12, 7482, 8507)
+
+#: The claims whose held-out seeds :func:`ledger_check` draws from the hash of their code (:func:`.stats.source_hash`).
+CLAIMS_SOURCE = Path(__file__).with_name("claims.py")
 
 #: The fine-tune of every RoPE model in the sweeps: at 4L, per rescaling, after each of these step counts.
 FINETUNE_FACTOR = 4
@@ -390,8 +402,9 @@ def row_stamp() -> str:
     (evaluate) and the rescalings (scaling) whole, the row functions of this module (:data:`_ROW_CODE`) and the
     statistics of :mod:`.stats` a row keeps, the settings they read, and the Python version, all without comments or
     docstrings. Library versions and the machine are not in it: each kept row records them. A stored file records it; rows
-    computed by other code are never mixed into it (:func:`grow`, :func:`add_rows`, :func:`held_out_sweep`), and a
-    sweep's partial rows are kept under it (:data:`PARTIALS`).
+    computed by other code are never mixed into it (:func:`grow`, :func:`add_rows`, :func:`held_out_sweep`, and
+    :func:`ledger_check` judges held-out rows only beside sweeps of its own code), and a sweep's partial rows, the
+    held-out check's too, are kept under it (:data:`PARTIALS`).
     """
     import hashlib
     import importlib
@@ -665,21 +678,33 @@ def _held_out_job(kind, seed, task, scheme):
     return sweep_row(seed, task, scheme, grid=False)
 
 
-def held_out_sweep(seeds=HELD_OUT, *, workers=None) -> tuple[dict, dict]:
-    """The headline and extra-task rows of ``seeds``, in one pool: ``(headline table, extra table)``.
-
-    The same rows :func:`sweep` (without the factor grid, which no claim reads)
-    and :func:`extra_sweep` compute, for the seed test's held-out seeds. One
-    pool runs both, so both cores stay busy to the end; the RoPE jobs, which
-    also fine-tune, go first. (Grouping each (task, scheme)'s seeds into one
-    job, so that a worker compiles each configuration once, measured no faster:
-    997 s against 978 s for the two held-out seeds.)
-    """
-    for path in (RESULTS_PATH, EXTRA_PATH):
-        _check_stamp(json.loads(path.read_text()), path)
+def _held_out_jobs(seeds) -> list:
+    # every headline and extra-task row of seeds, as ("sweep" or "extra", seed, task, row): one pool runs both, so
+    # both cores stay busy to the end, and the RoPE jobs, which also fine-tune, go first (a long job last would
+    # leave a core idle)
     jobs = [("sweep", seed, task, scheme) for seed in seeds for task in TASKS for scheme in ROWS]
     jobs += [("extra", seed, task, scheme) for seed in seeds for task in EXTRA_BUDGETS for scheme in ROWS]
     jobs.sort(key=lambda job: job[3] != "rope")  # stable: the RoPE jobs first, the rest in order
+    return jobs
+
+
+def held_out_sweep(seeds, *, workers=None) -> tuple[dict, dict]:
+    """The headline and extra-task rows of ``seeds``, in one pool: ``(headline table, extra table)``.
+
+    The same rows :func:`sweep` (without the factor grid, which no claim reads)
+    and :func:`extra_sweep` compute, for seeds no sweep holds: a reader's own
+    (:func:`.claims.check_seeds`), or the held-out seeds of the ledger's check
+    when the test marked ``full`` retrains them. Nothing is kept; the check
+    itself trains with :func:`held_out_rows`, which keeps each row as it
+    finishes. One pool runs both, so both cores stay busy to the end; the RoPE
+    jobs, which also fine-tune, go first. (Grouping each (task, scheme)'s seeds
+    into one job, so that a worker compiles each configuration once, measured
+    no faster: 997 s against 978 s for two held-out seeds.)
+    """
+    _refuse_unchecked_draw(seeds)
+    for path in (RESULTS_PATH, EXTRA_PATH):
+        _check_stamp(json.loads(path.read_text()), path)
+    jobs = _held_out_jobs(seeds)
     tables = {"sweep": {}, "extra": {}}
     for job, entry in zip(jobs, pool_map(_held_out_job, jobs, workers=workers), strict=True):
         tables[job[0]][job[1:]] = entry
@@ -729,14 +754,32 @@ def load_extra(path=EXTRA_PATH) -> dict:
 HELD_OUT_PATH = Path(__file__).with_name("results_heldout.json")
 
 
-def save_held_out(head, extra, path=HELD_OUT_PATH, *, seconds=None) -> None:
-    """Write :func:`held_out_sweep`'s two tables as one JSON file (NaN becomes null), as the sweeps' files keep them."""
+def save_held_out(head, extra, path=HELD_OUT_PATH, *, seconds=None, digest=None, drawn=None) -> None:
+    """Write the held-out seeds' two tables, headline and extra tasks, as one JSON file (NaN becomes null).
+
+    As the sweeps' files keep them, with the row code's stamp and the machines
+    that computed the rows. ``digest`` is the hash of claims.py whose check the
+    rows are for and ``drawn`` the seeds drawn from it (:func:`ledger_check`
+    gives both): the file then names its ledger entry.
+    """
     from .tasks import RECALL_PAIRS
 
     seeds = sorted({seed for seed, _, _ in head} | {seed for seed, _, _ in extra})
+    if digest is not None and (not isinstance(digest, str) or len(digest) != 64
+                               or any(c not in "0123456789abcdef" for c in digest)):
+        raise ValueError(f"digest must be a SHA-256 in hex (claims.py's source hash) or None, got {digest!r}")
+    if drawn is not None:
+        drawn = sorted(int(s) for s in drawn)
+        if not set(drawn) <= set(seeds):
+            raise ValueError(f"drawn={drawn!r}: seeds {sorted(set(drawn) - set(seeds))} have no row in the tables, "
+                             f"which hold seeds {seeds}")
+    machines = _machines(dict(enumerate([*head.values(), *extra.values()])))
     doc = {
-        "about": "the held-out seeds' rows, headline and extra tasks, which only the seed test reads; "
-        "regenerate with `make lab-heldout`",
+        "about": "the held-out seeds' rows, headline and extra tasks, which only the seed test reads: the seeds of the "
+        "ledger's check of claims.py at `hash` (`drawn` from it, and those of earlier checks); regenerate with "
+        "`make lab-heldout`",
+        "hash": digest,
+        "drawn": drawn,
         "defaults": dict(DEFAULTS),
         "lengths": list(SWEEP_LENGTHS),
         "extra_lengths": list(EXTRA_LENGTHS),
@@ -747,6 +790,10 @@ def save_held_out(head, extra, path=HELD_OUT_PATH, *, seconds=None) -> None:
         "versions": _versions(),
         "seconds": seconds,
         "stamp": row_stamp(),
+        "sequences": {"accuracy": EVAL_SEQUENCES, "head_inputs": HEAD_INPUTS, "attention": EVAL_BATCH},
+        "row_options": ROW_OPTIONS,
+        "machines": machines,
+        **({"fingerprint": machines[0]} if len(machines) == 1 else {}),
         "rows": _rows(head, TASKS),
         "extra_rows": _rows(extra, list(EXTRA_BUDGETS)),
     }
@@ -756,18 +803,245 @@ def save_held_out(head, extra, path=HELD_OUT_PATH, *, seconds=None) -> None:
 def load_held_out(path=HELD_OUT_PATH) -> tuple[dict, dict]:
     """The stored held-out rows as ``(sweep, extra)``, in the form :func:`load` and :func:`load_extra` give.
 
+    The first also holds the file's ``"stamp"`` (:func:`row_stamp` of the code
+    that computed the rows), and the ``"hash"`` of claims.py and the seeds
+    ``"drawn"`` from it (None in a file from before the ledger).
+
     >>> head, more = load_held_out()
-    >>> head["seeds"] == more["seeds"] == HELD_OUT, head["table"][(HELD_OUT[0], "prev", "alibi")]["accuracy"].shape
+    >>> seed = head["seeds"][0]
+    >>> head["seeds"] == more["seeds"], head["table"][(seed, "prev", "alibi")]["accuracy"].shape
     (True, (8,))
     """
     doc = json.loads(Path(path).read_text())
     seeds = tuple(doc["seeds"])
-    head = {"lengths": np.array(doc["lengths"]), "seeds": seeds, "finetune": doc["finetune"], "table": _table(doc)}
+    head = {"lengths": np.array(doc["lengths"]), "seeds": seeds, "finetune": doc["finetune"], "table": _table(doc),
+            "stamp": doc.get("stamp"), "hash": doc.get("hash"), "drawn": doc.get("drawn")}
     more = {
         "lengths": np.array(doc["extra_lengths"]), "seeds": seeds, "budgets": doc["budgets"],
         "recall_pairs": doc["recall_pairs"], "table": _table({"rows": doc["extra_rows"]}),
     }
     return head, more
+
+
+def _refuse_unchecked_draw(seeds, ledger_path=None) -> None:
+    # the seeds the held-out check of claims.py as it is now draws are not to be trained by anything else before that
+    # check is recorded: a reader's check_seeds on them would show how the claims fare before the ledger does
+    # (after the check they are in the ledger, and anyone may retrain them)
+    from . import ledger
+
+    digest, drawn, _, _ = ledger_seeds(ledger_path)
+    early = sorted((set(drawn) & {int(s) for s in seeds}) - set(ledger.seeds_so_far("claims", _ledger_path(ledger_path))))
+    if early:
+        raise ValueError(f"seeds={list(seeds)!r}: {early} are held-out seeds the check of claims.py at {digest[:12]}… "
+                         "draws (ledger_seeds) and no check has recorded yet; they are trained by that check only "
+                         "(make lab-heldout)")
+
+
+def ledger_seeds(ledger_path=None) -> tuple[str, list[int], list[int], list[int]]:
+    """The held-out seeds of a check of claims.py as its code is now, known before the check runs:
+    ``(hash, drawn, exclude, seeds)``.
+
+    ``hash`` is claims.py's source hash (:func:`.stats.source_hash`: its code, comments and docstrings out), and
+    ``drawn`` the :data:`HELD_OUT_SEEDS` seeds :func:`.stats.held_out_seeds` derives from it, skipping ``exclude``:
+    every seed the sweeps hold (:data:`SEEDS`, :data:`EXTRA_SEEDS`), every former held-out seed
+    (:data:`FORMER_HELD_OUT`) and every seed an earlier check in the ledger ran on; ``seeds`` are ``drawn`` and
+    those earlier seeds (:func:`.ledger.seeds_for`). The ledger is the file at ``ledger_path`` (default
+    :data:`.ledger.PATH`). Anyone can recompute them; nothing trains.
+    """
+    from . import ledger, stats
+
+    path = _ledger_path(ledger_path)
+    digest = stats.source_hash(CLAIMS_SOURCE)
+    exclude = sorted(set(SEEDS) | set(EXTRA_SEEDS) | set(FORMER_HELD_OUT))
+    drawn, skip, seeds = ledger.seeds_for("claims", digest, HELD_OUT_SEEDS, exclude=exclude, path=path)
+    return digest, drawn, skip, seeds
+
+
+def _ledger_path(ledger_path) -> Path:
+    from .ledger import PATH
+
+    if ledger_path is None:
+        return PATH
+    if isinstance(ledger_path, (str, os.PathLike)) and str(ledger_path):
+        return Path(ledger_path)
+    raise ValueError(f"ledger_path must be the path of a ledger file, or None for the committed one; got {ledger_path!r}")
+
+
+def _held_out_seed_list(seeds) -> list[int]:
+    # the seeds of a held-out run, refused by name: each a non-negative integer, once, and no sweep's seed
+    from numbers import Integral
+
+    try:
+        seeds = list(seeds)
+    except TypeError:
+        raise ValueError(f"seeds must be a list of seeds, got {seeds!r}") from None
+    if not seeds:
+        raise ValueError(f"seeds={seeds!r} names no seed to train")
+    for seed in seeds:
+        if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
+            raise ValueError(f"seeds={seeds!r}: {seed!r} is not a non-negative integer")
+        if seed in SEEDS or seed in EXTRA_SEEDS:
+            raise ValueError(f"seeds={seeds!r}: seed {seed} is a seed of the shipped sweeps, not a held-out one")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds={seeds!r} names a seed more than once")
+    return [int(seed) for seed in seeds]
+
+
+def _stored_held_out_row(kind, seed, task, name) -> dict:
+    # one job of held_out_rows: the row as the sweeps' kept runs keep it, with the machine that computed it: a
+    # headline row without the factor grid (no claim reads it), or an extra-task row
+    if kind == "extra":
+        return _stored_extra_row(seed, task, name)
+    if kind != "sweep":
+        raise ValueError(f"kind must be 'sweep' or 'extra', got {kind!r}")
+    return _stored_row(seed, task, name, DEFAULTS["steps"], False, True)
+
+
+def held_out_rows(seeds, *, workers=None, log=None) -> tuple[dict, dict]:
+    """The headline and extra-task rows of ``seeds``, each kept as it finishes: ``(headline table, extra table)``.
+
+    The rows :func:`held_out_sweep` computes, with the same functions, in one
+    pool (RoPE's jobs first), each in a fresh one-thread worker as the sweeps'
+    kept rows are. Each finished row is appended to
+    ``results-heldout-<stamp>.jsonl`` in :data:`PARTIALS` under
+    :func:`row_stamp` (:func:`.pool.resumable`), with the machine that computed
+    it, so a run stopped at any point and started again, in this session or a
+    later one, trains only the rows not kept yet. Numbers come back as the
+    file keeps them (6 decimals). ``log(line)`` hears of each row by its job
+    (kind, seed, task, row), never by its numbers.
+    """
+    from .pool import resumable
+
+    jobs = _held_out_jobs(_held_out_seed_list(seeds))
+    kept = resumable(_stored_held_out_row, jobs, name=f"results-heldout-{row_stamp()}", folder=PARTIALS,
+                     workers=workers, log=log, spawn=True, recycle=True)
+    tables = {"sweep": {}, "extra": {}}
+    for job in jobs:
+        tables[job[0]][job[1:]] = {k: (v if k in ("final_loss", "machine") or k.endswith("_seconds") else _restore(v))
+                                   for k, v in kept[job].items()}
+    return tables["sweep"], tables["extra"]
+
+
+def _claim_texts() -> list[str]:
+    # the text of every claim, spread and share of notebooks 12 and 13: each names one line of the ledger's entry,
+    # so two with one text would be counted as one
+    from collections import Counter
+
+    from . import claims
+
+    texts = [c.text for group in claims.groups().values() for c in group]
+    texts += [st.text for group in claims.over_seeds().values() for st in group]
+    twice = sorted(text for text, count in Counter(texts).items() if count > 1)
+    if twice:
+        raise ValueError(f"every claim, spread and share needs a text of its own (it names a line of the ledger's "
+                         f"entry), but these texts are given more than once across the groups: {twice}")
+    return texts
+
+
+def _committed_claims_hash() -> str | None:
+    # claims.py's source hash as the last commit holds it: "" when the commit has no claims.py, None where git
+    # cannot say (no git, not a checkout)
+    import hashlib
+    import subprocess
+
+    from .cache import code_text
+
+    source = Path(CLAIMS_SOURCE).resolve()
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=source.parent, capture_output=True,
+                             text=True, timeout=60)
+        if top.returncode != 0:
+            return None
+        rel = source.relative_to(Path(top.stdout.strip()).resolve()).as_posix()
+        shown = subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=source.parent, capture_output=True, text=True,
+                               timeout=60)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+    if shown.returncode != 0:
+        return ""
+    return hashlib.sha256(code_text(shown.stdout).encode()).hexdigest()
+
+
+def ledger_check(log=print, ledger_path=None, *, workers=None) -> dict:
+    """Check every claim of notebooks 12 and 13 on held-out seeds fixed by claims.py's code, and append the outcome
+    to the ledger (``make lab-heldout``, issue 43).
+
+    Refused, before anything trains, each by a ValueError that says why:
+    results.json or results_extra.json computed by other row code (naming
+    both stamps: the held-out rows are judged beside theirs), claims.py
+    other than its last commit (the seeds are drawn from committed claims and
+    trained after them), two claims or statements with one text, and a second
+    check of claims.py at the same hash (its seeds have been seen). Then: the
+    seeds (:func:`ledger_seeds`); their headline and extra-task rows trained
+    and kept row by row (:func:`held_out_rows`: a run stopped at any point
+    trains only what is missing when started again); ``results_heldout.json``
+    written with claims.py's hash and the drawn seeds (:func:`save_held_out`);
+    every claim of :func:`.claims.groups` checked on each seed of that file,
+    and every spread and share of :func:`.claims.over_seeds` over the sweep's
+    seeds with the held-out ones added, as the seed test pools them; and one
+    ledger entry appended (:func:`.ledger.append`, to the file at
+    ``ledger_path``, default the committed one): each claim held on k of the
+    n seeds, each spread and share [1, 1] or [0, 1] (it holds over the pooled
+    seeds, or not). ``log(line)`` hears the seeds, each row's progress by its
+    job, and the ledger's status; never a number of a held-out row, so that
+    whoever runs it sees them first through the check. Returns the entry.
+    """
+    from . import claims, ledger
+
+    if not callable(log):
+        raise ValueError(f"log must be a function that takes a line of text, got {log!r}")
+    path = _ledger_path(ledger_path)
+    stamp = row_stamp()
+    for stored in (RESULTS_PATH, EXTRA_PATH):
+        theirs = json.loads(Path(stored).read_text()).get("stamp")
+        if theirs != stamp:
+            raise ValueError(f"{Path(stored).name} was computed by other row code (stamp {theirs!r}; this code's is "
+                             f"{stamp!r}): the held-out rows are judged beside its rows, so regenerate it (make "
+                             "lab-results, make lab-results-extra) before the held-out check")
+    digest, drawn, skip, seeds = ledger_seeds(path)
+    committed = _committed_claims_hash()
+    if committed is None:
+        log("claims.py: git cannot say here whether these claims were committed before their seeds were trained")
+    elif committed != digest:
+        raise ValueError(f"claims.py is not as its last commit holds it (hash {digest[:12]}… here, "
+                         f"{committed[:12] + '…' if committed else 'no claims.py'} committed): commit the claims "
+                         "first; their held-out seeds are drawn from the committed code and trained after it")
+    _claim_texts()
+    done = [e for e in ledger.entries("claims", path) if e["hash"] == digest]
+    if done:
+        raise ValueError(f"claims.py at {digest[:12]}… was checked on {done[0]['date']} on seeds {done[0]['seeds']}: "
+                         "its held-out seeds have been seen, so a second check proves nothing; change the claims (a "
+                         "new hash, new seeds) instead")
+    log(f"claims.py at {digest[:12]}…: held-out seeds {seeds} (drawn {drawn} from its hash, skipping the sweeps' "
+        "seeds and every earlier held-out seed)")
+    start = time.perf_counter()
+    head, extra = held_out_rows(seeds, workers=workers,
+                                log=lambda line: log(f"{time.perf_counter() - start:6.0f} s  {line}"))
+    save_held_out(head, extra, HELD_OUT_PATH, seconds=round(time.perf_counter() - start), digest=digest, drawn=drawn)
+    log(f"wrote {HELD_OUT_PATH.name}: {len(head)} headline and {len(extra)} extra-task rows of seeds {seeds}")
+    # the claims read the rows as the file keeps them, as the seed test will
+    mine, mine_extra = load_held_out(HELD_OUT_PATH)
+    sweep_doc, extra_doc = load(RESULTS_PATH), load_extra(EXTRA_PATH)
+    outcome = {}
+    for group in claims.groups():
+        for text, by_seed in claims.check_files(group, mine, mine_extra, seeds=seeds).items():
+            outcome[text] = [sum(bool(ok) for ok in by_seed.values()), len(by_seed)]
+    both = {**sweep_doc, "table": {**sweep_doc["table"], **mine["table"]}}
+    both_extra = {**extra_doc, "table": {**extra_doc["table"], **mine_extra["table"]}}
+    for group in claims.over_seeds():
+        source = extra_doc if group == "12 extra" else sweep_doc
+        pooled = claims.check_over_files(group, both, both_extra, seeds=[*source["seeds"], *seeds])
+        for text, holds in pooled.items():
+            outcome[text] = [int(bool(holds)), 1]
+    entry = ledger.append(
+        "claims", digest, drawn, outcome, exclude=skip, path=path,
+        note=f"posenc_helpers/lab/results.py --held-out (make lab-heldout): the headline and extra-task rows of "
+             f"{len(seeds)} seeds, trained after the claims' commit; rows in posenc_helpers/lab/results_heldout.json. "
+             "Each claim holds on k of n seeds; each spread and share is one statement over the sweep's seeds with "
+             "these added: [1, 1] or [0, 1]",
+    )
+    log(ledger.status("claims", digest, path=path))
+    return entry
 
 
 def _added_job(kind, seed, task, scheme, tune=True, grid=False):
@@ -896,12 +1170,10 @@ def grow(seeds, *, extra=False, path=None, workers=None, log=print) -> int:
     return round(time.perf_counter() - start)
 
 
-def main_held_out(seeds=HELD_OUT) -> None:
-    start = time.perf_counter()
+def main_held_out() -> None:
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()}", flush=True)
-    head, extra = held_out_sweep(seeds)
-    save_held_out(head, extra, seconds=round(time.perf_counter() - start))
-    print(f"wrote {HELD_OUT_PATH} in {time.perf_counter() - start:.0f} s, load average {os.getloadavg()}")
+    ledger_check(log=lambda line: print(line, flush=True))
+    print(f"load average {os.getloadavg()}")
 
 
 def main_extra(seeds=EXTRA_SEEDS) -> None:

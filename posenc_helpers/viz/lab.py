@@ -271,6 +271,15 @@ def make_accuracy_figure(res=None):
             )
             ax.set_ylabel(f"accuracy, {where}")
         axes[row][1].set_ylabel("")
+    from ..lab.model import SCHEME_TITLES
+    from ..lab.results import ROW_OPTIONS
+
+    if any(name == "irope_w16" for _, _, name in res["table"]):  # a sweep whose iRoPE trains with chunks of L/4
+        chunk = ROW_OPTIONS["irope"]["rope_window"]
+        for ax in np.ravel(axes):
+            for line in ax.get_lines():
+                if line.get_label() == SCHEME_TITLES["irope"]:
+                    line.set_label(f"{SCHEME_TITLES['irope']}, chunks of {chunk}")
     axes[1][0].legend(loc="lower left")
     fig.suptitle(f"Trained on 32 tokens, tested longer (median of {n_seeds} seeds, band: range)")
     return fig

@@ -179,7 +179,7 @@ _at_L = [r["bits"][0] for r in _sweep["rows"]]
 VERIFIED["4.97"] = _unigram
 # notebook 12: iRoPE on the previous-token task, over the shipped sweep's seeds (past L), and the chunk ceiling
 _head = json.loads((ROOT / "posenc_helpers" / "lab" / "results.json").read_text())
-_irope = [r for r in _head["rows"] if (r["task"], r["scheme"]) == ("prev", "irope")]
+_irope = [r for r in _head["rows"] if (r["task"], r["scheme"]) == ("prev", "irope_w32")]  # chunks of L
 _chunked = np.array([r["beyond"][1:] for r in _irope], dtype=float)
 _window = np.array([r["masks"]["sliding"][1:] for r in _irope], dtype=float)
 _full_8L = np.array([r["masks"]["full"][-1] for r in _irope], dtype=float)
@@ -241,14 +241,14 @@ DERIVED = {
           and sum(2 * math.pi * 10000 ** (2 * k / 128) <= 131072 for k in range(64)) == 64,
     # notebook 15: every model of the sweep learned the text, at L more than 1.9 bits below the unigram baseline
     "1.9": len(_at_L) == len(_sweep["schemes"]) * len(_sweep["seeds"]) >= 25 and max(_at_L) < _unigram - 1.9,
-    # notebook 12: iRoPE 0.97 past L at every length on every seed, 1.00 with the window, 0.23-0.36 at 8L with the
-    # full mask
+    # notebook 12: iRoPE with chunks of L 0.97 past L at every length on every seed, 1.00 with the window, 0.15-0.36
+    # at 8L with the full mask
     "0.97": len(_irope) == len(_head["seeds"]) >= 5 and {f"{x:.2f}" for x in _chunked.ravel()} == {"0.97"},
     "1.00": {f"{x:.2f}" for x in _window.ravel()} == {"1.00"},
     "0.15": f"{_full_8L.min():.2f}" == "0.15",  # as the notebook prints it
     "0.36": f"{_full_8L.max():.2f}" == "0.36",
-    # notebook 12: NTK at 3L on prev below plain RoPE on 19 of the sweep's 20 seeds
-    "19": int((_ntk_3L < _plain_3L).sum()) == 19,
+    # notebook 12: NTK at 3L on prev below plain RoPE on 18 of the sweep's 20 seeds
+    "18 of 20": int((_ntk_3L < _plain_3L).sum()) == 18,
     "20": len(_head["seeds"]) == 20 == len(_plain_3L),
 }
 #: Settings the cards choose (lengths, bases, head counts, notebook numbers), not results.

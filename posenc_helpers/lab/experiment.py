@@ -1033,8 +1033,10 @@ def _fresh(k) -> str:
 
 
 def _bound(k, n) -> str:
-    return (f"{k} of {n} seeds: the per-seed failure rate is below {stats.failure_bound(k, n):.0%} "
-            f"(95 %, Clopper–Pearson)")
+    # the Clopper-Pearson limit rounded up to a tenth of a percent, so that "below" stays true (5 of 5: 45.07 %,
+    # "below 45.1 %"; rounded to the nearest whole percent it would read "below 45%")
+    limit = math.ceil(1000 * stats.failure_bound(k, n)) / 10
+    return f"{k} of {n} seeds: the per-seed failure rate is below {limit:.1f} % (95 %, Clopper–Pearson)"
 
 
 def _judge_claim(claim, train_views, fresh_views) -> dict:
@@ -1144,7 +1146,7 @@ def judge(experiment, train_views, fresh_views, *, header="") -> Verdict:
     ✗ claim 1 (a lambda)
         holds on 3/3 training seeds (closest: seed 13: margin +0.200, SE 0.031, 6.4 SE)
         fails on the fresh seed: seed 4321: margin -0.100, SE 0.031, -3.2 SE
-        3 of 4 seeds: the per-seed failure rate is below 75% (95 %, Clopper–Pearson)
+        3 of 4 seeds: the per-seed failure rate is below 75.2 % (95 %, Clopper–Pearson)
     """
     lines = []
     for claim in experiment.claims:

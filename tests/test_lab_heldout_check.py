@@ -31,14 +31,11 @@ FORMER = {11, 12, 7482, 8507}
 def _literal_seeds(k, exclude):
     # claims.py's seeds by the rule of docs/CLAIMS.md, written out here, independent of stats and ledger: SHA-256 of
     # its code without comments and docstrings, then int(SHA-256(hash:j)[:8], 16) mod 9,000 + 1,000 for j = 0, 1, ...
+    # (the draw itself is test_lab_stats' literal, which that file checks against stats.held_out_seeds)
+    from test_lab_stats import literal_seeds
+
     digest = hashlib.sha256(code_text(results.CLAIMS_SOURCE.read_text(encoding="utf-8")).encode()).hexdigest()
-    out, j = [], 0
-    while len(out) < k:
-        seed = int(hashlib.sha256(f"{digest}:{j}".encode()).hexdigest()[:8], 16) % 9000 + 1000
-        if seed not in exclude and seed not in out:
-            out.append(seed)
-        j += 1
-    return digest, sorted(out)
+    return digest, list(literal_seeds(digest, k, exclude))
 
 
 def _sweep_entry(n, value):

@@ -28,8 +28,13 @@ def test_the_file_holds_every_seed_task_and_scheme(res):
     assert res["seeds"] == results.EXTRA_SEEDS
     assert res["lengths"].tolist() == [32, 64, 128, 256] == list(results.EXTRA_LENGTHS)
     assert res["lengths"][0] == L
-    expected = set(itertools.product(results.EXTRA_SEEDS, ("back3", "recall"), lab.SCHEMES))
+    # every row the headline sweep trains: each scheme, and iRoPE with chunks of L/2 and L beside L/4
+    expected = set(itertools.product(results.EXTRA_SEEDS, ("back3", "recall"), results.ROWS))
     assert set(res["table"]) == expected
+    doc = json.loads(results.EXTRA_PATH.read_text())
+    assert doc["stamp"] == results.row_stamp() and doc["sequences"] == {"accuracy": 256}
+    for entry in res["table"].values():  # each accuracy carries its SE over test sequences
+        assert entry["accuracy_se"].shape == entry["accuracy"].shape
     assert res["budgets"] == {"back3": {"steps": 1000, "lr": 0.003}, "recall": {"steps": 1000, "lr": 0.001}}
     # the RoPE recall models were also fine-tuned at 4L, per rescaling with s = 4 and with s = 8, after 25, 50 and
     # 100 steps

@@ -124,8 +124,7 @@ def test_every_accuracy_claim_of_the_files_is_weighed():
         unweighed = [text for text, m in table.items() if m["se"] is None]
         assert not unweighed, (group, unweighed)
         assert all(m["k"] == m["n"] == len(seeds) and m["margin"] >= 0 for m in table.values()), group
-    # at() returns the number the file holds, with its SE over the file's test sequences (a re-scored row), and for
-    # the old extra-task rows (no SE) with the n of claims.answers
+    # at() returns the number the file holds, with its SE over the file's test sequences (a re-scored row)
     from posenc_helpers.lab.evaluate import EVAL_SEQUENCES
 
     seed = sweep["seeds"][0]
@@ -135,9 +134,12 @@ def test_every_accuracy_claim_of_the_files_is_weighed():
     assert float(x) == float(row["beyond"][1])
     assert x.parts[0][2] == EVAL_SEQUENCES and x.parts[0][3] == pytest.approx(float(row["beyond_se"][1]))
     assert claims.at(v, "prev", "rope", 64, "accuracy").parts[0][3] == pytest.approx(float(row["accuracy_se"][1]))
-    if "beyond_se" not in extra["table"][seed, "recall", "rope"]:
-        w = claims.views(sweep, extra, seeds=(seed,))[0]
-        assert claims.at(w, "recall", "rope", 64).parts[0][2] == claims.answers("recall", 64)
+    # the extra tasks' rows are re-scored too: the same number of sequences, each number with its own SE
+    w = claims.views(sweep, extra, seeds=(seed,))[0]
+    more = extra["table"][seed, "recall", "rope"]
+    y = claims.at(w, "recall", "rope", 64)
+    assert float(y) == float(more["beyond"][1])
+    assert y.parts[0][2] == EVAL_SEQUENCES and y.parts[0][3] == pytest.approx(float(more["beyond_se"][1]))
 
 
 @settings(max_examples=100, deadline=None)

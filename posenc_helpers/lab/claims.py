@@ -779,7 +779,9 @@ def chunk_ceiling(k, L=32, vocab=16) -> float:
     With chunks of L on the RoPE layer, the first k queries of every chunk
     cannot see the token k back on that layer: k in L of the positions past L
     (at every test length that is a multiple of L). If those are guessed at
-    random, one in ``vocab`` is still right: 1 − (k/L)(1 − 1/vocab).
+    random, one in ``vocab`` is still right: 1 − (k/L)(1 − 1/vocab). Not an
+    upper bound: the other layer, without RoPE, can still see those tokens, and
+    trained models with chunks shorter than the training length score above it.
 
     >>> round(chunk_ceiling(1), 4), round(chunk_ceiling(3), 4)
     (0.9707, 0.9121)
@@ -1171,44 +1173,74 @@ CLAIMS_13 = [
 # ---- notebook 12: the extra tasks (the extra run's seeds) ----------------------------------------
 
 CLAIMS_12_EXTRA = [
-    Claim("the learned table, sinusoidal, RoPE, T5's bias, RoPE + NoPE and iRoPE learn back3: at least 0.97 at L",
-          lambda v: all(at(v, "back3", s, 32, "accuracy") >= 0.97
-                        for s in ("learned", "sinusoidal", "rope", "t5", "rope_nope", "irope"))),
-    Claim("iRoPE on back3: past L, within 0.05 of chunk_ceiling(3) = 0.912 at every length (the first three queries "
-          "of each chunk cannot see 3 back on the RoPE layer)",
-          lambda v: all(abs(at(v, "back3", "irope", T) - chunk_ceiling(3)) <= 0.05 for T in (64, 128, 256))),
-    Claim("iRoPE on recall, whose answers sit in its first chunk: at least 0.9 past L at 8L",
-          lambda v: at(v, "recall", "irope", 256) >= 0.9),
+    # (issue 43) restated on the re-scored extra run (8 seeds, 256 test sequences a cell), at least 4 SE each; iRoPE's
+    # row is now chunks of L/4, and "iRoPE" in the old claims (chunks of L) is the ablation irope_w32
+    # was: "… and iRoPE learn back3: at least 0.97 at L" (iRoPE with chunks of L/4 scores 0.77-0.80 there)
+    Claim("the learned table, sinusoidal, RoPE, T5's bias, RoPE + NoPE and iRoPE with chunks of L learn back3: at "
+          "least 0.94 at L",
+          lambda v: all(at(v, "back3", s, 32, "accuracy") >= 0.94
+                        for s in ("learned", "sinusoidal", "rope", "t5", "rope_nope", "irope_w32"))),
+    # (issue 43) new: its chunks hide the token 3 back from its RoPE layer at 9 of the 29 positions scored at L (its
+    # NoPE layer can still see it; whether a larger budget would make up the rest is not tested)
+    Claim("iRoPE with chunks of L/4 does not fully learn back3 within the budget: at most 0.92 at L",
+          lambda v: at(v, "back3", "irope", 32, "accuracy") <= 0.92),
+    # (dropped, issue 43: "iRoPE on back3: past L, within 0.05 of chunk_ceiling(3) = 0.912 at every length" was drawn
+    # for chunks of L; with chunks of L/4 the ceiling is chunk_ceiling(3, L=8) = 0.648, and no band within 0.1 of a
+    # score near 0.7 clears 4 SE over 256 sequences: notebook 12 gives each chunk's numbers beside its ceiling)
+    # (issue 43) was: "iRoPE on recall, whose answers sit in its first chunk: at least 0.9 past L at 8L" (chunks of L)
+    Claim("iRoPE on recall, whose answers past L lie in earlier chunks, where only its NoPE layer attends: at least "
+          "0.93 past L at every length with chunks of L/4 and L/2, at least 0.85 with chunks of L",
+          lambda v: all(at(v, "recall", s, T) >= bound for s, bound in (("irope", 0.93), ("irope_w16", 0.93),
+                                                                          ("irope_w32", 0.85))
+                        for T in (64, 128, 256))),
     # (dropped, issue 26: the band "ALiBi does not learn back3 within the budget: between 0.8 and 0.92 at L",
     # drawn around five seeds, failed on a seed outside them)
-    Claim("ALiBi does not fully learn back3 within the budget: at most 0.95 at L",
-          lambda v: at(v, "back3", "alibi", 32, "accuracy") <= 0.95),
-    Claim("NoPE does not learn back3 within the budget: at most 0.5 at L",
-          lambda v: at(v, "back3", "none", 32, "accuracy") <= 0.5),
-    Claim("every scheme but NoPE learns recall: at least 0.95 at L",
-          lambda v: all(at(v, "recall", s, 32, "accuracy") >= 0.95 for s in _SCHEMES if s != "none")),
-    Claim("NoPE learns recall only in part within the budget: between 0.6 and 0.92 at L",
-          lambda v: 0.6 <= at(v, "recall", "none", 32, "accuracy") <= 0.92),
-    Claim("on recall past L, with no fine-tuning, YaRN beats plain RoPE, PI and NTK at 8L",
+    # (dropped, issue 43: "ALiBi does not fully learn back3 within the budget: at most 0.95 at L", 2.6 SE from its
+    # highest seed, 0.888; the rule first allows 0.995, 3.4 seed SDs above the mean of the eight, too little room for a
+    # seed nobody has seen; the spread of SPREADS_12_EXTRA states where it lands)
+    # (issue 43) was: "at most 0.5 at L" (2.6 SE)
+    Claim("NoPE does not learn back3 within the budget: at most 0.55 at L",
+          lambda v: at(v, "back3", "none", 32, "accuracy") <= 0.55),
+    # (issue 43) was: "at least 0.95 at L" (3.4 SE); now every iRoPE chunk setting too
+    Claim("every scheme but NoPE learns recall, and iRoPE with every chunk setting: at least 0.93 at L",
+          lambda v: all(at(v, "recall", s, 32, "accuracy") >= 0.93 for s in (*_SCHEMES[1:], "irope_w16", "irope_w32"))),
+    # (issue 43) was: "between 0.6 and 0.92 at L" (3.7 SE)
+    Claim("NoPE learns recall only in part within the budget: between 0.6 and 0.93 at L",
+          lambda v: 0.6 <= at(v, "recall", "none", 32, "accuracy") <= 0.93),
+    # (issue 43) was: "YaRN beats plain RoPE, PI and NTK at 8L": above NTK on 8 of 8 seeds, but on the closest by
+    # 1.3 SE; the lead over NTK is a spread (SPREADS_12_EXTRA)
+    Claim("on recall past L, with no fine-tuning, YaRN beats plain RoPE and PI at 8L",
           lambda v: all(at(v, "recall", "rope", 256, "scaled", "yarn") > at(v, "recall", "rope", 256, *keys)
-                        for keys in (("beyond",), ("scaled", "pi"), ("scaled", "ntk")))),
-    Claim("on recall, after 100 steps at 4L with s = 4, every fine-tune scores at least 0.85 past L at 8L",
-          lambda v: all(at(v, "recall", "rope", 256, "finetune", m, "100", "beyond") >= 0.85
-                        for m in ("none", "pi", "ntk", "yarn"))),
-    # (restated, issue 26: "PI with s = 4 is below plain RoPE fine-tuned at 8L" held on all 8 seeds, by 0.011 on the
-    # closest, 3.5 SE; the gap is a spread, SPREADS_12_EXTRA)
-    Claim("on recall, after 100 steps at 4L with s = 8, YaRN beats plain RoPE fine-tuned at 8L",
-          lambda v: at(v, "recall", "rope", 256, "finetune", "yarn_s8", "100", "beyond")
-          > at(v, "recall", "rope", 256, "finetune", "none", "100", "beyond")),
+                        for keys in (("beyond",), ("scaled", "pi")))),
+    Claim("on recall past L, with no fine-tuning, NTK beats plain RoPE at 8L",
+          lambda v: at(v, "recall", "rope", 256, "scaled", "ntk") > at(v, "recall", "rope", 256)),
+    # (issue 43) was: "every fine-tune scores at least 0.85 past L at 8L", counted from L (positions 32-127 are the
+    # fine-tune's own); now at the positions past the fine-tune's length 4L
+    Claim("on recall, after 100 steps at 4L with s = 4, every fine-tune scores at least 0.74 at the positions past 4L "
+          "at 8L",
+          lambda v: all(_tuned(v, "recall", m, 100, 256) >= 0.74 for m in ("none", "pi", "ntk", "yarn"))),
+    Claim("on recall, after 100 steps at 4L with s = 4, every fine-tune scores at least 0.92 past L at 2L and 4L "
+          "(inside the fine-tune's length)",
+          lambda v: all(at(v, "recall", "rope", T, "finetune", m, "100", "beyond") >= 0.92
+                        for m in ("none", "pi", "ntk", "yarn") for T in (64, 128))),
+    # (issue 43) was: "with s = 8, YaRN beats plain RoPE fine-tuned at 8L" (counted from L, 0.9 SE by the rule of
+    # margins; past 4L, 1.2: above it on 8 of 8 seeds, a count notebook 12 gives)
+    Claim("on recall, after 100 steps at 4L with s = 8, NTK and YaRN score at least 0.84 at the positions past 4L "
+          "at 8L",
+          lambda v: all(_tuned(v, "recall", m, 100, 256) >= 0.84 for m in ("ntk_s8", "yarn_s8"))),
 ]
 
 SPREADS_12_EXTRA = [
     Spread("ALiBi on back3 at L: median between 0.75 and 0.95",
            lambda v: at(v, "back3", "alibi", 32, "accuracy"), median=(0.75, 0.95)),
-    Spread("on recall at 8L after 100 steps at 4L, plain RoPE fine-tuned leads PI with s = 4: median between 0.01 "
-           "and 0.1",
-           lambda v: at(v, "recall", "rope", 256, "finetune", "none", "100", "beyond")
-           - at(v, "recall", "rope", 256, "finetune", "pi", "100", "beyond"), median=(0.01, 0.1)),
+    # (issue 43) was: scored from L; now at the positions past the fine-tune's length 4L
+    Spread("on recall after 100 steps at 4L, plain RoPE fine-tuned leads PI with s = 4 at the positions past 4L at "
+           "8L: median between 0.01 and 0.1",
+           lambda v: _tuned(v, "recall", "none", 100, 256) - _tuned(v, "recall", "pi", 100, 256), median=(0.01, 0.1)),
+    # (issue 43) new: YaRN's lead over NTK, with no fine-tuning, was a claim (1.3 SE on the closest seed)
+    Spread("on recall past L at 8L, with no fine-tuning, YaRN leads NTK: median between 0.05 and 0.2",
+           lambda v: at(v, "recall", "rope", 256, "scaled", "yarn") - at(v, "recall", "rope", 256, "scaled", "ntk"),
+           median=(0.05, 0.2)),
 ]
 
 SPREADS_13 = [

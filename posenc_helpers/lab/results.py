@@ -1036,7 +1036,8 @@ def ledger_check(log=print, ledger_path=None, *, workers=None) -> dict:
     entry = ledger.append(
         "claims", digest, drawn, outcome, exclude=skip, path=path,
         note=f"posenc_helpers/lab/results.py --held-out (make lab-heldout): the headline and extra-task rows of "
-             f"{len(seeds)} seeds, trained after the claims' commit; rows in posenc_helpers/lab/results_heldout.json. "
+             f"{len(seeds)} seeds, trained after the claims' commit by row code {stamp} (results.row_stamp(), the "
+             "sweeps' too); rows in posenc_helpers/lab/results_heldout.json. "
              "Each claim holds on k of n seeds; each spread and share is one statement over the sweep's seeds with "
              "these added: [1, 1] or [0, 1]",
     )

@@ -49,7 +49,11 @@ def _claims():
         "12": [claims.Claim("planted: ALiBi on prev is at least 0.5 at L",
                             lambda v: float(v["prev", "alibi"]["accuracy"][0]) >= 0.5),
                claims.Claim("planted: ALiBi on prev is at least 0.8 at L",
-                            lambda v: float(v["prev", "alibi"]["accuracy"][0]) >= 0.8)],
+                            lambda v: float(v["prev", "alibi"]["accuracy"][0]) >= 0.8),
+               # read through claims.at, so that its margin is weighed in SEs: it holds on every seed, on the LOW one
+               # by less than 4 SE
+               claims.Claim("planted: ALiBi on prev is at least 0.6 at L, weighed",
+                            lambda v: claims.at(v, "prev", "alibi", 32, "accuracy") >= 0.6)],
         "12 extra": [claims.Claim("planted: ALiBi on recall is at least 0.5 at L",
                                   lambda v: float(v["recall", "alibi"]["accuracy"][0]) >= 0.5)],
         "13": [],
@@ -134,10 +138,20 @@ def test_the_check_runs_on_the_seeds_of_claims_hash_and_appends_k_of_n(stand_in)
     assert entry["claims"] == {
         "planted: ALiBi on prev is at least 0.5 at L": [5, 5],
         "planted: ALiBi on prev is at least 0.8 at L": [4, 5],
+        "planted: ALiBi on prev is at least 0.6 at L, weighed": [5, 5],
         "planted: ALiBi on recall is at least 0.5 at L": [5, 5],
         "planted: ALiBi on prev is at least 0.8 at L on half the seeds": [1, 1],
         "planted: ALiBi on recall has a median above 2": [0, 1],
     }
+    # each claim's margin on its closest seed in SEs: only the claim read through claims.at has one, and it is the
+    # LOW seed's margin over √(q(1 − q)/256) at q = 0.6, the noisiest point within it (written out here)
+    weighed = (LOW - 0.6) / np.sqrt(0.6 * 0.4 / 256)
+    assert entry["ratios"] == {
+        "planted: ALiBi on prev is at least 0.5 at L": None,
+        "planted: ALiBi on prev is at least 0.8 at L": None,
+        "planted: ALiBi on prev is at least 0.6 at L, weighed": round(weighed, 2),
+        "planted: ALiBi on recall is at least 0.5 at L": None,
+    } and 1 < weighed < ledger.ROOM
     assert ledger.read(stand_in.ledger) == [entry]
     # the held-out file: exactly these seeds' rows, this row code, claims.py's hash and the drawn seeds
     head, more = results.load_held_out(results.HELD_OUT_PATH)
@@ -151,6 +165,8 @@ def test_the_check_runs_on_the_seeds_of_claims_hash_and_appends_k_of_n(stand_in)
     # the log: the seeds, progress by job, the ledger's status; never a number of a row
     assert str(stand_in.seeds) in lines[0] and lines[-1] == ledger.status("claims", stand_in.digest, stand_in.ledger)
     assert "held on 4 of 5" in lines[-1]
+    assert lines[-1].endswith("; 1 of those held on a seed by less than 4 SE: "
+                              "'planted: ALiBi on prev is at least 0.6 at L, weighed'")
     _no_number_of_a_row(lines)
 
 

@@ -45,6 +45,24 @@ def test_an_appended_check_reads_back_and_says_what_it_proved(tmp_path):
     assert "changed since their last check" in ledger.status("claims", H2, path)
 
 
+def test_a_check_records_each_claims_se_ratio_and_its_status_counts_the_thin_ones(tmp_path):
+    path = tmp_path / "ledger.jsonl"
+    outcome = {"roomy": (2, 2), "thin": (2, 2), "no se": (2, 2), "failed": (1, 2)}
+    ratios = {"roomy": 12.3456, "thin": 3.999, "no se": None, "failed": -0.5}
+    entry, seeds = _check("claims", H1, 2, outcome, path, ratios=ratios)
+    assert entry["ratios"] == {"roomy": 12.35, "thin": 4.0, "no se": None, "failed": -0.5}  # kept to 2 decimals
+    assert ledger.read(path)[0]["ratios"] == entry["ratios"]
+    # 3.999 is kept as 4.0: the count reads what the ledger keeps, so it is not thin; a ratio of 3.99 is
+    _check("claims", H2, 1, {"thin": (3, 3)}, path, ratios={"thin": 3.99})
+    assert ledger.status("claims", H1, path) == (
+        f"claims: checked on 2026-12-06 on seeds {seeds}: 3 of 4 claims held on every seed checked; failed: 'failed' "
+        "held on 1 of 2")
+    assert ledger.status("claims", H2, path).endswith("; 1 of those held on a seed by less than 4 SE: 'thin'")
+    # an entry without ratios (the checks recorded before them) still reads
+    _check("text_claims", H1, 1, {"c": (1, 1)}, path)
+    assert "ratios" not in ledger.entries("text_claims", path)[0]
+
+
 def test_a_second_check_of_the_same_claims_is_refused(tmp_path):
     path = tmp_path / "ledger.jsonl"
     _, first = _check("claims", H1, 2, {"c": (2, 2)}, path)
@@ -96,6 +114,10 @@ def test_a_hand_added_second_check_or_shed_seed_is_refused_on_reading(tmp_path):
     ({"claims": {"c": (0, 0)}}, "claim 'c' must hold on"),
     ({"claims": {"c": (1.0, 2)}}, "claim 'c' must hold on"),
     ({"date": "6 Dec 2026"}, "date must be YYYY-MM-DD"),
+    ({"ratios": {"other": 5.0}}, "ratios must map claims of the entry"),
+    ({"ratios": {"c": float("nan")}}, "the ratio of claim 'c' must be a finite number or null"),
+    ({"ratios": {"c": float("inf")}}, "the ratio of claim 'c' must be a finite number or null"),
+    ({"ratios": {"c": "4"}}, "the ratio of claim 'c' must be a finite number or null"),
 ])
 def test_bad_entries_are_refused_by_name_and_nothing_is_written(tmp_path, change, named):
     from posenc_helpers.lab.stats import held_out_seeds

@@ -6,11 +6,15 @@ the claim held proves less. So the held-out seeds of a claims module are fixed b
 ``posenc_helpers/lab/ledger.jsonl``:
 
 ``{"date": "2026-12-06", "module": "claims", "hash": <SHA-256 of the module's code>, "drawn": [...],
-"exclude": [...], "seeds": [...], "claims": {"<claim>": [k, n], ...}, "note": "..."}``
+"exclude": [...], "seeds": [...], "claims": {"<claim>": [k, n], ...}, "note": "..."}``, and optionally
+``"ratios": {"<claim>": r, ...}``
 
 where ``drawn`` are the seeds :func:`.stats.held_out_seeds` derives from the hash (skipping ``exclude``: the sweep's
 own seeds and every seed checked before), ``seeds`` are ``drawn`` and the earlier seeds together (:func:`seeds_for`
-gives both before the check is run), and each claim held on k of the n seeds, failures included. Anyone can
+gives both before the check is run), and each claim held on k of the n seeds, failures included. ``ratios``, where a
+check records them, gives each claim's margin on its closest seed in units of its SE (``claims.margins``: negative
+where it failed, null where the claim compares no number with an SE): a claim can hold on every held-out seed and
+still hold on one by less than the 4 SEs its statement was given on the sweep, and :func:`status` counts those. Anyone can
 recompute ``drawn`` from ``hash`` and ``exclude``; :func:`read` does, and refuses an entry whose seeds were not
 derived from its hash. Lines are only ever appended, and the tests check over the file's git history that every
 committed version begins with the one before it (:func:`is_prefix`). Three rules keep a check from being retried
@@ -39,6 +43,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import numbers
 from pathlib import Path
 
@@ -51,6 +56,11 @@ PATH = Path(__file__).with_name("ledger.jsonl")
 MODULES = ("claims", "text_claims", "length_claims", "streaming")
 
 _KEYS = ("date", "module", "hash", "drawn", "exclude", "seeds", "claims", "note")
+_OPTIONAL = ("ratios",)
+
+#: The margin, in SEs, a claim is stated with on its sweep (docs/CLAIMS.md); :func:`status` counts the claims that
+#: held on a held-out seed by less.
+ROOM = 4
 
 
 def _ints(x) -> bool:
@@ -58,9 +68,9 @@ def _ints(x) -> bool:
 
 
 def _check_entry(entry, where) -> dict:
-    if not isinstance(entry, dict) or set(entry) != set(_KEYS):
+    if not isinstance(entry, dict) or not set(_KEYS) <= set(entry) <= set(_KEYS) | set(_OPTIONAL):
         got = sorted(entry) if isinstance(entry, dict) else type(entry).__name__
-        raise ValueError(f"{where}: an entry has exactly the keys {list(_KEYS)}, got {got}")
+        raise ValueError(f"{where}: an entry has the keys {list(_KEYS)}, and optionally {list(_OPTIONAL)}, got {got}")
     if entry["module"] not in MODULES:
         raise ValueError(f"{where}: module must be one of {MODULES}, got {entry['module']!r}")
     digest = entry["hash"]
@@ -93,6 +103,12 @@ def _check_entry(entry, where) -> dict:
         if not ok:
             raise ValueError(f"{where}: claim {name!r} must hold on [k, n] seeds with 0 ≤ k ≤ n ≤ {len(seeds)} and "
                              f"n ≥ 1, got {kn!r}")
+    ratios = entry.get("ratios", {})
+    if not isinstance(ratios, dict) or not set(ratios) <= set(claims):
+        raise ValueError(f"{where}: ratios must map claims of the entry to their SE ratio, got {ratios!r}")
+    for name, r in ratios.items():
+        if r is not None and (isinstance(r, bool) or not isinstance(r, numbers.Real) or not math.isfinite(r)):
+            raise ValueError(f"{where}: the ratio of claim {name!r} must be a finite number or null, got {r!r}")
     if not isinstance(entry["note"], str):
         raise ValueError(f"{where}: note must be a string, got {entry['note']!r}")
     return entry
@@ -158,8 +174,10 @@ def entries(module, path=PATH) -> list[dict]:
     return [e for e in read(path) if e["module"] == module]
 
 
-def append(module, digest, drawn, claims, *, exclude=(), note="", date=None, path=PATH) -> dict:
+def append(module, digest, drawn, claims, *, exclude=(), note="", date=None, path=PATH, ratios=None) -> dict:
     """Append one check: ``claims`` maps each claim to (k, n), the seeds it held on out of those checked.
+
+    ``ratios``, if given, maps claims to their margin in SEs on the closest seed (None: no SE), kept to 2 decimals.
 
     ``drawn`` and ``exclude`` as :func:`seeds_for` gave them; the check ran on the drawn seeds and every earlier one.
     Refused, by name: a module not in :data:`MODULES`, a malformed hash or count, seeds that the hash does not give,
@@ -177,6 +195,9 @@ def append(module, digest, drawn, claims, *, exclude=(), note="", date=None, pat
              "claims": {str(k): [*kn] if isinstance(kn, (list, tuple)) else kn for k, kn in claims.items()}
              if isinstance(claims, dict) else claims,
              "note": note}
+    if ratios is not None:
+        real = lambda r: isinstance(r, numbers.Real) and not isinstance(r, bool) and math.isfinite(r)  # noqa: E731
+        entry["ratios"] = {str(k): round(float(r), 2) if real(r) else r for k, r in ratios.items()}  # else refused
     _check_entry(entry, "the new entry")
     earlier = set(seeds_so_far(module, path))
     if not earlier <= set(exclude):
@@ -210,7 +231,12 @@ def status(module, digest, path=PATH) -> str:
         failed = {name: kn for name, kn in e["claims"].items() if kn[0] < kn[1]}
         line = (f"{module}: checked on {e['date']} on seeds {e['seeds']}: {len(e['claims']) - len(failed)} of "
                 f"{len(e['claims'])} claims held on every seed checked")
-        return line + "".join(f"; failed: {name!r} held on {k} of {n}" for name, (k, n) in failed.items())
+        line += "".join(f"; failed: {name!r} held on {k} of {n}" for name, (k, n) in failed.items())
+        thin = [name for name, r in e.get("ratios", {}).items() if r is not None and 0 <= r < ROOM and name not in failed]
+        if thin:
+            line += (f"; {len(thin)} of those held on a seed by less than {ROOM} SE: "
+                     + ", ".join(repr(name) for name in thin))
+        return line
     if mine:
         return (f"{module}: its claims changed since their last check ({mine[-1]['date']}, hash "
                 f"{mine[-1]['hash'][:12]}…): not yet checked on the seeds of this source")

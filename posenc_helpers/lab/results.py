@@ -976,7 +976,8 @@ def ledger_check(log=print, ledger_path=None, *, workers=None) -> dict:
     and kept row by row (:func:`held_out_rows`: a run stopped at any point
     trains only what is missing when started again); ``results_heldout.json``
     written with claims.py's hash and the drawn seeds (:func:`save_held_out`);
-    every claim of :func:`.claims.groups` checked on each seed of that file,
+    every claim of :func:`.claims.groups` checked on each seed of that file
+    (and its margin on the closest of them, in SEs: :func:`.claims.margins`),
     and every spread and share of :func:`.claims.over_seeds` over the sweep's
     seeds with the held-out ones added, as the seed test pools them; and one
     ledger entry appended (:func:`.ledger.append`, to the file at
@@ -1022,10 +1023,14 @@ def ledger_check(log=print, ledger_path=None, *, workers=None) -> dict:
     # the claims read the rows as the file keeps them, as the seed test will
     mine, mine_extra = load_held_out(HELD_OUT_PATH)
     sweep_doc, extra_doc = load(RESULTS_PATH), load_extra(EXTRA_PATH)
-    outcome = {}
+    outcome, ratios = {}, {}
+    views = dict(zip(seeds, claims.views(mine, mine_extra, seeds=seeds), strict=True))
     for group in claims.groups():
         for text, by_seed in claims.check_files(group, mine, mine_extra, seeds=seeds).items():
             outcome[text] = [sum(bool(ok) for ok in by_seed.values()), len(by_seed)]
+        # each claim's margin on its closest held-out seed in SEs, as on the sweep (capped where the SE is 0)
+        for text, m in claims.margins(claims.groups()[group], views).items():
+            ratios[text] = None if m["ratio"] is None else float(np.clip(m["ratio"], -999, 999))
     both = {**sweep_doc, "table": {**sweep_doc["table"], **mine["table"]}}
     both_extra = {**extra_doc, "table": {**extra_doc["table"], **mine_extra["table"]}}
     for group in claims.over_seeds():
@@ -1034,7 +1039,7 @@ def ledger_check(log=print, ledger_path=None, *, workers=None) -> dict:
         for text, holds in pooled.items():
             outcome[text] = [int(bool(holds)), 1]
     entry = ledger.append(
-        "claims", digest, drawn, outcome, exclude=skip, path=path,
+        "claims", digest, drawn, outcome, exclude=skip, path=path, ratios=ratios,
         note=f"posenc_helpers/lab/results.py --held-out (make lab-heldout): the headline and extra-task rows of "
              f"{len(seeds)} seeds, trained after the claims' commit by row code {stamp} (results.row_stamp(), the "
              "sweeps' too); rows in posenc_helpers/lab/results_heldout.json. "

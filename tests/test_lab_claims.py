@@ -176,9 +176,9 @@ def checked():
     digest = stats.source_hash(results.CLAIMS_SOURCE)
     mine = ledger.entries("claims")
     if not mine or mine[-1]["hash"] != digest:
-        pytest.xfail(f"issue 43: the ledger holds no check of claims.py at its hash {digest[:12]}…: the claims are being "
-                     "restated on the re-scored sweep; their held-out seeds are drawn from the new claims' hash and "
-                     "trained after their commit (make lab-heldout, results.ledger_check)")
+        pytest.xfail(f"issue 43: the ledger holds no check of claims.py at its hash {digest[:12]}… yet: its held-out "
+                     "seeds, drawn from that hash, are trained after the claims' commit and checked by make lab-heldout "
+                     "(results.ledger_check), which appends the entry when every row is in")
     return mine[-1]
 
 

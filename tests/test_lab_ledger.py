@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import math
 import re
 import subprocess
 from pathlib import Path
@@ -58,6 +59,20 @@ def test_a_check_records_each_claims_se_ratio_and_its_status_counts_the_thin_one
         f"claims: checked on 2026-12-06 on seeds {seeds}: 3 of 4 claims held on every seed checked; failed: 'failed' "
         "held on 1 of 2")
     assert ledger.status("claims", H2, path).endswith("; 1 of those held on a seed by less than 4 SE: 'thin'")
+    # the report: the status, then each claim's k/n, its ratio and the limit on its failure rate (5/5: 45.07 %, and
+    # 1 of 2: 97.47 %, by the Clopper–Pearson formulas written out here); a [k, 1] statement (a spread) gets none
+    assert ledger.report("claims", H1, path).splitlines()[1:] == [
+        "   held  ratio  failure rate  claim",
+        "  2/2     12.3      < 77.7 %  roomy",
+        "  2/2      4.0      < 77.7 %  thin",
+        "  2/2        —      < 77.7 %  no se",
+        "  1/2     -0.5      < 97.5 %  failed",
+    ]
+    assert round(1 - 0.05 ** (1 / 2), 4) == 0.7764 and round(math.sqrt(1 - 0.05), 4) == 0.9747  # 2/2 and 1/2
+    _check("length_claims", H1, 3, {"c": (3, 3), "a spread": (1, 1)}, path, ratios={"c": 5.0})
+    assert ledger.report("length_claims", H1, path).splitlines()[2:] == [
+        "  3/3      5.0      < 63.2 %  c", "  1/1        —" + " " * 16 + "a spread"]
+    assert ledger.report("claims", "c" * 64, path) == ledger.status("claims", "c" * 64, path)
     # an entry without ratios (the checks recorded before them) still reads
     _check("text_claims", H1, 1, {"c": (1, 1)}, path)
     assert "ratios" not in ledger.entries("text_claims", path)[0]

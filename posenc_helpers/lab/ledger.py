@@ -47,7 +47,8 @@ import math
 import numbers
 from pathlib import Path
 
-__all__ = ["PATH", "MODULES", "read", "entries", "seeds_so_far", "seeds_for", "append", "is_prefix", "status"]
+__all__ = ["PATH", "MODULES", "read", "entries", "seeds_so_far", "seeds_for", "append", "is_prefix", "status",
+           "report"]
 
 #: The committed ledger.
 PATH = Path(__file__).with_name("ledger.jsonl")
@@ -241,3 +242,33 @@ def status(module, digest, path=PATH) -> str:
         return (f"{module}: its claims changed since their last check ({mine[-1]['date']}, hash "
                 f"{mine[-1]['hash'][:12]}…): not yet checked on the seeds of this source")
     return f"{module}: no check on held-out seeds recorded yet"
+
+
+def report(module, digest, path=PATH) -> str:
+    """:func:`status`, then, if the ledger holds a check of ``module`` at ``digest``, a line per claim.
+
+    Each line: on how many of the seeds checked the claim held (k/n); its margin on the closest of them in SEs where
+    the check recorded one ("—": the claim compares no number with an SE, or the check kept no ratios); and the
+    one-sided 95 % Clopper–Pearson upper limit on its per-seed failure rate (:func:`.stats.failure_bound`), rounded
+    up to a tenth of a percent so that "below" stays true. A spread or a share is one statement over the pooled
+    seeds, [1, 1] or [0, 1]: it gets no limit.
+
+    >>> print(report("claims", "0" * 64, path="/nonexistent/ledger.jsonl"))
+    claims: no check on held-out seeds recorded yet
+    """
+    from .stats import failure_bound
+
+    lines = [status(module, digest, path)]
+    here = [e for e in entries(module, path) if e["hash"] == digest]
+    if not here:
+        return lines[0]
+    e = here[0]
+    ratios = e.get("ratios", {})
+    lines.append(f"{'held':>7} {'ratio':>6} {'failure rate':>13}  claim")
+    for name, (k, n) in e["claims"].items():
+        r = ratios.get(name)
+        ratio = "—" if r is None else f"{r:.1f}"
+        # a claim was checked on every seed of the entry; a spread or share is one statement ([k, 1])
+        limit = f"< {math.ceil(1000 * failure_bound(k, n)) / 10:.1f} %" if n == len(e["seeds"]) > 1 else ""
+        lines.append(f"{k:>3}/{n:<3} {ratio:>6} {limit:>13}  {name}")
+    return "\n".join(lines)

@@ -1033,9 +1033,8 @@ def _fresh(k) -> str:
 
 
 def _bound(k, n) -> str:
-    # the Clopper-Pearson limit rounded up to a tenth of a percent, so that "below" stays true (5 of 5: 45.07 %,
-    # "below 45.1 %"; rounded to the nearest whole percent it would read "below 45%")
-    limit = math.ceil(1000 * stats.failure_bound(k, n)) / 10
+    # the Clopper-Pearson limit rounded up to a tenth of a percent, so that "below" stays true
+    limit = stats.failure_percent(k, n)
     return f"{k} of {n} seeds: the per-seed failure rate is below {limit:.1f} % (95 %, Clopper–Pearson)"
 
 

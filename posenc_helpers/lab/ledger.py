@@ -249,14 +249,14 @@ def report(module, digest, path=PATH) -> str:
 
     Each line: on how many of the seeds checked the claim held (k/n); its margin on the closest of them in SEs where
     the check recorded one ("—": the claim compares no number with an SE, or the check kept no ratios); and the
-    one-sided 95 % Clopper–Pearson upper limit on its per-seed failure rate (:func:`.stats.failure_bound`), rounded
-    up to a tenth of a percent so that "below" stays true. A spread or a share is one statement over the pooled
+    one-sided 95 % Clopper–Pearson upper limit on its per-seed failure rate (:func:`.stats.failure_percent`: rounded
+    up to a tenth of a percent, so that "below" stays true). A spread or a share is one statement over the pooled
     seeds, [1, 1] or [0, 1]: it gets no limit.
 
     >>> print(report("claims", "0" * 64, path="/nonexistent/ledger.jsonl"))
     claims: no check on held-out seeds recorded yet
     """
-    from .stats import failure_bound
+    from .stats import failure_percent
 
     lines = [status(module, digest, path)]
     here = [e for e in entries(module, path) if e["hash"] == digest]
@@ -269,6 +269,6 @@ def report(module, digest, path=PATH) -> str:
         r = ratios.get(name)
         ratio = "—" if r is None else f"{r:.1f}"
         # a claim was checked on every seed of the entry; a spread or share is one statement ([k, 1])
-        limit = f"< {math.ceil(1000 * failure_bound(k, n)) / 10:.1f} %" if n == len(e["seeds"]) > 1 else ""
+        limit = f"< {failure_percent(k, n):.1f} %" if n == len(e["seeds"]) > 1 else ""
         lines.append(f"{k:>3}/{n:<3} {ratio:>6} {limit:>13}  {name}")
     return "\n".join(lines)

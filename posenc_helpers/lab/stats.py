@@ -46,7 +46,7 @@ import numpy as np
 from .. import _validate as v
 
 __all__ = [
-    "RULE", "Score", "summarize", "per_sequence", "se_at", "combined_se", "failure_bound", "seeds_needed",
+    "RULE", "Score", "summarize", "per_sequence", "se_at", "combined_se", "failure_bound", "failure_percent", "seeds_needed",
     "held_out_seeds", "source_hash",
 ]
 
@@ -169,6 +169,16 @@ def failure_bound(k, n, *, confidence=0.95) -> float:
         tail = sum(math.comb(n, i) * mid**i * (1 - mid) ** (n - i) for i in range(failures + 1))
         lo, hi = (mid, hi) if tail > alpha else (lo, mid)
     return (lo + hi) / 2
+
+
+def failure_percent(k, n, *, confidence=0.95) -> float:
+    """:func:`failure_bound` in percent, rounded *up* to a tenth of a percent, so that "below" stays true (5 of 5:
+    45.07 %, "below 45.1 %"; rounded to the nearest tenth, 19 of 20, 21.61 %, would read "below 21.6 %").
+
+    >>> failure_percent(5, 5), failure_percent(8, 8), failure_percent(19, 20)
+    (45.1, 31.3, 21.7)
+    """
+    return math.ceil(1000 * failure_bound(k, n, confidence=confidence)) / 10
 
 
 def seeds_needed(rate, *, confidence=0.95) -> int:

@@ -206,3 +206,94 @@ def test_jobs_are_checked():
         R.jobs((-1,))
     with pytest.raises(ValueError, match="'xpos' is not one of the text lab's"):
         R.jobs((0,), ("xpos",))
+
+
+def _literal_band(run, length, b, a, z, *, block=64):
+    # block b of `block` targets read in windows of `length`: the mean loss over positions a … z − 1 of each window
+    val_text = TEXT[T.split()[0].size :]
+    bits = []
+    for w in range(b * block // length, (b + 1) * block // length):
+        inputs = val_text[w * length : (w + 1) * length]
+        nexts = val_text[w * length + 1 : (w + 1) * length + 1]
+        bits.extend(_bits(run, inputs, nexts)[a:z])
+    return float(np.mean(bits))
+
+
+def test_a_band_is_the_mean_of_its_positions_in_each_window_by_hand(runs):
+    run = runs["rope"]
+    got = R.band_bits(run, 16, 9, 13, n_blocks=30, block=64)
+    assert got.shape == (30,)
+    for b in (0, 11, 29):
+        assert got[b] == pytest.approx(_literal_band(run, 16, b, 9, 13), rel=1e-4)
+    # a band from 0 to the window's end is the whole block
+    np.testing.assert_allclose(R.band_bits(run, 16, 0, 16, n_blocks=30, block=64),
+                               R.block_bits(run, 16, n_blocks=30, block=64), rtol=1e-12)
+    assert np.isnan(R.band_bits(runs["learned"], 16, 0, 4, n_blocks=3, block=64)).all()
+
+
+def test_bad_bands_are_refused_by_name(runs):
+    rope = runs["rope"]
+    with pytest.raises(ValueError, match="a=5 must be below z=5"):
+        R.band_bits(rope, 16, 5, 5)
+    with pytest.raises(ValueError, match="z must be a position in 0 … 16, got 17"):
+        R.band_bits(rope, 16, 0, 17)
+    with pytest.raises(ValueError, match="a must be a position in 0 … 16, got -1"):
+        R.band_bits(rope, 16, -1, 4)
+    with pytest.raises(ValueError, match="L must be a multiple of 32, got 8"):
+        R.bands(rope)
+
+
+def test_the_bands_are_the_claims_positions_at_L_and_each_its_band_bits():
+    run = T.train("sinusoidal", steps=2, progress=False, train_len=32, d_model=16, heads=2, layers=1)
+    got = R.bands(run)
+    # at L = 32 the unit L/32 is one character, so the keys are BANDS' own numbers; at L = 64, 66:74 is 2 to 9
+    # characters past L and 32:64 is [L/2, L)
+    assert list(got) == ["33:37", "16:32", "32:48", "64:128", "32:256"]
+    assert R.BANDS[0] == (33, 37) and R.BANDS[1] == (16, 32)
+    for key in ("33:37", "64:128"):
+        a, z = map(int, key.split(":"))
+        np.testing.assert_allclose(got[key], R.band_bits(run, 256, a, z), rtol=1e-12)
+
+
+def _stamped(seed, scheme):
+    return {"seed": seed, "scheme": scheme, "stamp": R.row_stamp()}, {"seed": seed, "scheme": scheme,
+                                                                      "stamp": R.band_stamp(), "bands": {}}
+
+
+def test_the_block_file_keeps_rows_in_order_and_refuses_other_code(tmp_path):
+    pairs = [_stamped(1, "rope"), _stamped(0, "t5"), _stamped(0, "none")]
+    rows, bands = [p[0] for p in pairs], [p[1] for p in pairs]
+    path = tmp_path / "blocks.json"
+    R.save_blocks(rows, bands, path, hash="ab")
+    back_rows, back_bands = R.load_blocks(path)
+    assert [(r["seed"], r["scheme"]) for r in back_rows] == [(0, "none"), (0, "t5"), (1, "rope")]
+    assert [(r["seed"], r["scheme"]) for r in back_bands] == [(0, "none"), (0, "t5"), (1, "rope")]
+    import json
+
+    doc = json.loads(path.read_text())
+    assert (doc["seeds"], doc["hash"], doc["stamp"], doc["band_stamp"]) == ([0, 1], "ab", R.row_stamp(), R.band_stamp())
+    with pytest.raises(ValueError, match="the same \\(seed, scheme\\) pairs"):
+        R.save_blocks(rows, bands[:2], path)
+    old = {**rows[0], "stamp": "0" * 16}
+    with pytest.raises(ValueError, match="rows computed by other code \\(stamps \\['0000000000000000'\\]"):
+        R.save_blocks([old, *rows[1:]], bands, path)
+
+
+def test_held_out_rows_refuse_the_sweeps_seeds():
+    with pytest.raises(ValueError, match=r"holds sweep seeds \[0\], not held-out ones"):
+        R.held_out_rows([0, 4000])
+    for bad in ([], [1.5], [-3], [True]):
+        with pytest.raises(ValueError, match="seeds must be a non-empty list of non-negative integers"):
+            R.held_out_rows(bad)
+
+
+def test_the_held_out_seeds_come_from_the_claims_hash_and_skip_every_seed_seen(tmp_path):
+    from posenc_helpers.lab import stats
+
+    empty = tmp_path / "ledger.jsonl"
+    empty.write_text("")
+    digest, drawn, skip, seeds = R.ledger_seeds(empty)
+    assert digest == stats.source_hash(R.CLAIMS_SOURCE)
+    assert skip == sorted(set(T.SEEDS) | {9072, 1569, 1865, 2984}) and T.HELD_OUT_SEED in skip
+    assert drawn == seeds == list(stats.held_out_seeds(digest, 3, exclude=skip))
+    assert len(drawn) == R.HELD_OUT_SEEDS == 3 and not set(drawn) & set(skip)

@@ -41,17 +41,20 @@ file is written yet; held-out seeds come later, from the hash of the restated cl
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 from . import text as T
 from . import text_context as C
 
-__all__ = ["BLOCK", "N_BLOCKS", "FINETUNES", "PAST_FACTORS", "block_bits", "row", "row_stamp", "jobs", "sweep", "main"]
+__all__ = ["BLOCK", "N_BLOCKS", "FINETUNES", "PAST_FACTORS", "BANDS", "BAND_FACTOR", "block_bits", "row", "row_stamp", "jobs",
+           "sweep", "band_bits", "bands", "band_row", "band_stamp", "band_sweep", "main"]
 
 #: The characters in a block: 16L, the longest window the sweep reads, so a block holds whole windows at every T.
 BLOCK = 1024
@@ -227,14 +230,280 @@ def sweep(seeds=T.SEEDS, *, workers=1, log=print) -> dict:
     return out
 
 
+# ---- the loss by position, in bands, block by block (the position claims of notebook 15) -----------------------
+
+#: The bands of a window of :data:`BAND_FACTOR` × L whose loss the position claims read, each ``(a, z)`` in units of
+#: L/32 (so 32 is L): the positions a·L/32 … z·L/32 − 1. At L = 64: 2 to 9 characters past L, [L/2, L) (the
+#: reference: the last half of the trained length), [L, 3L/2), [2L, 4L) and [L, 8L).
+BANDS = ((33, 37), (16, 32), (32, 48), (64, 128), (32, 256))
+#: The window the bands are read in: 8L, as ``by_position`` keeps it.
+BAND_FACTOR = 8
+
+
+def band_bits(run, length, a, z, *, n_blocks=N_BLOCKS, block=BLOCK) -> np.ndarray:
+    """The mean loss in bits of the positions ``a`` … ``z`` − 1 of each window of ``length``, block by block:
+    ``(n_blocks,)``, each block's mean over the windows it holds (:func:`block_bits`' blocks, with an end as well as a
+    start). All NaN where the scheme cannot run."""
+    length = T._length(length)
+    for name, value in (("a", a), ("z", z)):
+        if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)) or not 0 <= value <= length:
+            raise ValueError(f"{name} must be a position in 0 … {length}, got {value!r}")
+    if not a < z:
+        raise ValueError(f"a={a} must be below z={z}: the band a … z − 1 holds no position")
+    block, n_blocks = _int("block", block, least=1), _int("n_blocks", n_blocks, least=2)
+    if block % length:
+        raise ValueError(f"length={length} must divide block={block}, so that a block holds whole windows")
+    if run.config.scheme == "learned" and length > run.train_len:
+        return np.full(n_blocks, np.nan)
+    return _band_blocks(T._window_nll(run, length, None), a, z, n_blocks, block)
+
+
+def _band_blocks(nll, a, z, n_blocks, block) -> np.ndarray:
+    # each block's mean loss over the positions a … z − 1 of the windows it holds; nll is (windows, length)
+    if nll.size < n_blocks * block:
+        raise ValueError(f"n_blocks={n_blocks} blocks of {block} need {n_blocks * block} targets, the text holds {nll.size}")
+    by_block = nll.ravel()[: n_blocks * block].reshape(n_blocks, block)
+    position = np.arange(block) % nll.shape[1]
+    return by_block[:, (position >= a) & (position < z)].mean(axis=1)
+
+
+def bands(run) -> dict:
+    """``{"a:z": blocks}`` for every band of :data:`BANDS` (positions in characters, at this run's L), read in windows
+    of :data:`BAND_FACTOR` × L."""
+    L = run.train_len
+    if L % 32:
+        raise ValueError(f"the bands are set in units of L/32, so L must be a multiple of 32, got {L}")
+    unit, length = L // 32, BAND_FACTOR * L
+    if run.config.scheme == "learned":  # cannot run past L: every band NaN, as band_bits gives it
+        return {f"{a * unit}:{z * unit}": band_bits(run, length, a * unit, z * unit) for a, z in BANDS}
+    nll = T._window_nll(run, length, None)  # read once, every band cut from it as band_bits cuts one
+    return {f"{a * unit}:{z * unit}": _band_blocks(nll, a * unit, z * unit, N_BLOCKS, BLOCK) for a, z in BANDS}
+
+
+def band_row(seed, scheme) -> dict:
+    """One model's :func:`bands` (the model from the model cache, else trained as :func:`row` trains it), with the
+    stamp of the code that computed them (:func:`band_stamp`)."""
+    from .results import _clean
+
+    run = T.train(scheme, seed=seed, progress=False)
+    return _clean({"scheme": scheme, "seed": seed, "stamp": band_stamp(), "bands": bands(run)})
+
+
+def band_stamp() -> str:
+    """16 hex digits naming the code :func:`band_row` computes by: :func:`row_stamp` and the band functions."""
+    import hashlib
+    import inspect
+    import textwrap
+
+    from .cache import code_text
+
+    parts = [row_stamp(), repr((BANDS, BAND_FACTOR))]
+    parts += [code_text(textwrap.dedent(inspect.getsource(f))) for f in (band_bits, _band_blocks, bands, band_row)]
+    return hashlib.sha256("\n\0".join(parts).encode()).hexdigest()[:16]
+
+
+def band_sweep(seeds=T.SEEDS, *, workers=1, log=print) -> dict:
+    """:func:`band_row` for every row of :func:`jobs`, kept in ``runs/partials/text-bands-<stamp>.jsonl``."""
+    from .pool import resumable
+    from .results import PARTIALS
+
+    stamp = band_stamp()
+    out = resumable(band_row, jobs(seeds), name=f"text-bands-{stamp}", folder=PARTIALS, workers=workers, log=log,
+                    spawn=True, recycle=True)
+    other = {job: r["stamp"] for job, r in out.items() if r.get("stamp") != stamp}
+    if other:
+        raise ValueError(f"band rows computed by other code than stamp {stamp} (edited during the run?): {other}")
+    return out
+
+
+# ---- the stored block file, and the held-out check of the text claims (issue 43) -----------------------------------
+
+#: The sweep's rows and band rows as computed (:func:`sweep`, :func:`band_sweep`): what the text claims read.
+BLOCKS_PATH = Path(__file__).with_name("text_blocks.json")
+#: The rows of the held-out seeds fixed by text_claims.py's code (:func:`ledger_check`).
+BLOCKS_HELD_OUT_PATH = Path(__file__).with_name("text_blocks_heldout.json")
+#: How many held-out seeds a check of the text claims draws (issue 43: at least 3 for the text lab).
+HELD_OUT_SEEDS = 3
+#: Text seeds trained and looked at before the first ledger check of the text claims: the former held-out seed of
+#: notebook 15 (:data:`.text.HELD_OUT_SEED`) and notebook 16's held-out RoPE models (its ledger entry's seeds).
+FORMER_HELD_OUT = (9072, 1569, 1865, 2984)
+#: The claims module whose source hash fixes the held-out seeds.
+CLAIMS_SOURCE = Path(__file__).with_name("text_claims.py")
+
+
+def save_blocks(rows, band_rows, path=BLOCKS_PATH, **about) -> None:
+    """Write rows and band rows (each a list of :func:`row` / :func:`band_row` results) as one JSON file, seed by
+    seed and scheme by scheme, with the stamps that computed them; ``about`` adds keys (the seeds' hash, say)."""
+    rows = sorted(rows, key=lambda r: (r["seed"], T.TEXT_SCHEMES.index(r["scheme"])))
+    band_rows = sorted(band_rows, key=lambda r: (r["seed"], T.TEXT_SCHEMES.index(r["scheme"])))
+    pairs = [(r["seed"], r["scheme"]) for r in rows]
+    if pairs != [(r["seed"], r["scheme"]) for r in band_rows]:
+        raise ValueError("rows and band_rows must hold the same (seed, scheme) pairs")
+    for kind, stamp, these in (("row", row_stamp(), rows), ("band row", band_stamp(), band_rows)):
+        other = sorted({r["stamp"] for r in these} - {stamp})
+        if other:
+            raise ValueError(f"{kind}s computed by other code (stamps {other}; this code's is {stamp})")
+    doc = {"about": "notebook 15's text lab, block by block (posenc_helpers.lab.text_rows): each row's curves as the "
+                    "mean loss of each block of 1,024 validation characters; bands: the loss by position in bands",
+           "stamp": row_stamp(), "band_stamp": band_stamp(), "seeds": sorted({r["seed"] for r in rows}), **about,
+           "rows": rows, "bands": band_rows}
+    Path(path).write_text(json.dumps(doc, separators=(",", ":")) + "\n")
+
+
+def load_blocks(path=BLOCKS_PATH) -> tuple[list, list]:
+    """``(rows, band_rows)`` of a file :func:`save_blocks` wrote, for :func:`.text_claims.block_views`."""
+    doc = json.loads(Path(path).read_text())
+    return doc["rows"], doc["bands"]
+
+
+def held_out_row(seed, scheme) -> dict:
+    """:func:`row` and :func:`band_row` of one model in one job: a held-out seed's row."""
+    return {"row": row(seed, scheme), "bands": band_row(seed, scheme)}
+
+
+def ledger_seeds(ledger_path=None) -> tuple[str, list[int], list[int], list[int]]:
+    """The held-out seeds of a check of text_claims.py as its code is now: ``(hash, drawn, exclude, seeds)``, as
+    :func:`.results.ledger_seeds` gives them for claims.py; ``exclude`` holds the text sweep's seeds and
+    :data:`FORMER_HELD_OUT`. Anyone can recompute them; nothing trains."""
+    from . import ledger, stats
+
+    path = ledger.PATH if ledger_path is None else Path(ledger_path)
+    digest = stats.source_hash(CLAIMS_SOURCE)
+    exclude = sorted(set(T.SEEDS) | set(FORMER_HELD_OUT))
+    drawn, skip, seeds = ledger.seeds_for("text_claims", digest, HELD_OUT_SEEDS, exclude=exclude, path=path)
+    return digest, drawn, skip, seeds
+
+
+def held_out_rows(seeds, *, workers=1, log=print) -> tuple[list, list]:
+    """:func:`held_out_row` for every scheme of ``seeds``, each kept as it finishes in
+    ``runs/partials/text-heldout-<stamp>.jsonl``: ``(rows, band_rows)``. Refuses a sweep seed."""
+    from .pool import resumable
+    from .results import PARTIALS
+
+    seeds = list(seeds)
+    if not seeds or any(isinstance(s, bool) or not isinstance(s, (numbers.Integral, np.integer)) or s < 0 for s in seeds):
+        raise ValueError(f"seeds must be a non-empty list of non-negative integers, got {seeds!r}")
+    if set(seeds) & set(T.SEEDS):
+        raise ValueError(f"seeds={seeds!r} holds sweep seeds {sorted(set(seeds) & set(T.SEEDS))}, not held-out ones")
+    name = f"text-heldout-{band_stamp()}"
+    out = resumable(held_out_row, jobs(seeds), name=name, folder=PARTIALS, workers=workers, log=log, spawn=True,
+                    recycle=True)
+    rows, bands_ = [out[j]["row"] for j in jobs(seeds)], [out[j]["bands"] for j in jobs(seeds)]
+    other = sorted({r["stamp"] for r in rows} - {row_stamp()} | {r["stamp"] for r in bands_} - {band_stamp()})
+    if other:
+        raise ValueError(f"held-out rows computed by other code (stamps {other}; edited during the run?)")
+    return rows, bands_
+
+
+def _committed_hash() -> str | None:
+    # text_claims.py's source hash as the last commit holds it ("" if not committed, None where git cannot say)
+    import hashlib
+    import subprocess
+
+    from .cache import code_text
+
+    source = CLAIMS_SOURCE.resolve()
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=source.parent, capture_output=True, text=True,
+                             timeout=60)
+        if top.returncode != 0:
+            return None
+        rel = source.relative_to(Path(top.stdout.strip()).resolve()).as_posix()
+        shown = subprocess.run(["git", "show", f"HEAD:{rel}"], cwd=source.parent, capture_output=True, text=True,
+                               timeout=60)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+    return "" if shown.returncode != 0 else hashlib.sha256(code_text(shown.stdout).encode()).hexdigest()
+
+
+def judge(rows, band_rows, sweep_rows=None, sweep_bands=None) -> tuple[dict, dict]:
+    """Every claim of :func:`.text_claims.groups` on the seeds of ``rows``: ``({claim: [k, n]}, {claim: ratio})``,
+    the ratio being the claim's margin on its closest seed in SEs (:func:`.claims.margins`); each share over the
+    sweep's seeds (``sweep_rows``, ``sweep_bands``, default the stored file) with these added, ``[1, 1]`` or
+    ``[0, 1]``."""
+    from . import claims as C
+    from . import text_claims as TC
+
+    outcome, ratios = {}, {}
+    views, context = TC.block_views(rows, band_rows), TC.context_block_views(rows)
+    for group, statements in TC.groups().items():
+        table = C.margins(statements, context if "context" in group else views)
+        for text, m in table.items():
+            outcome[text] = [int(m["k"]), int(m["n"])]
+            ratios[text] = None if m["ratio"] is None else float(np.clip(m["ratio"], -999, 999))
+    if TC.SHARES_15:
+        if sweep_rows is None:
+            sweep_rows, sweep_bands = load_blocks()
+        pooled = TC.block_views([*sweep_rows, *rows], [*sweep_bands, *band_rows])
+        for text, holds in C.check_over(TC.SHARES_15, pooled).items():
+            outcome[text] = [int(bool(holds)), 1]
+    return outcome, ratios
+
+
+def ledger_check(*, workers=1, log=print, ledger_path=None) -> dict:
+    """Check every text claim on held-out seeds fixed by text_claims.py's code, and append the outcome to the
+    ledger (``make lab-text-heldout``), as :func:`.results.ledger_check` does for claims.py.
+
+    Refused before anything trains: a stored block file of other row code, text_claims.py other than its last
+    commit (the seeds are drawn from committed claims, and trained after them), and a second check at the same hash.
+    Then the seeds' rows are trained and kept row by row (:func:`held_out_rows`; a stopped run resumes), written to
+    :data:`BLOCKS_HELD_OUT_PATH`, judged (:func:`judge`), and one ledger entry appended. ``log`` hears the seeds and
+    each row's progress, never a held-out number.
+    """
+    from . import ledger
+
+    path = ledger.PATH if ledger_path is None else Path(ledger_path)
+    stored = json.loads(BLOCKS_PATH.read_text())
+    if (stored.get("stamp"), stored.get("band_stamp")) != (row_stamp(), band_stamp()):
+        raise ValueError(f"{BLOCKS_PATH.name} was computed by other code (stamps {stored.get('stamp')!r}, "
+                         f"{stored.get('band_stamp')!r}; this code's are {row_stamp()!r}, {band_stamp()!r}): the "
+                         "held-out rows are judged beside its rows, so compute it again first")
+    digest, drawn, skip, seeds = ledger_seeds(path)
+    committed = _committed_hash()
+    if committed is None:
+        log("text_claims.py: git cannot say here whether these claims were committed before their seeds were trained")
+    elif committed != digest:
+        raise ValueError(f"text_claims.py is not as its last commit holds it (hash {digest[:12]}… here, "
+                         f"{committed[:12] + '…' if committed else 'none'} committed): commit the claims first; their "
+                         "held-out seeds are drawn from the committed code and trained after it")
+    done = [e for e in ledger.entries("text_claims", path) if e["hash"] == digest]
+    if done:
+        raise ValueError(f"text_claims.py at {digest[:12]}… was checked on {done[0]['date']} on seeds "
+                         f"{done[0]['seeds']}: its held-out seeds have been seen; change the claims instead")
+    log(f"text_claims.py at {digest[:12]}…: held-out seeds {seeds} (drawn {drawn} from its hash)")
+    rows, band_rows = held_out_rows(seeds, workers=workers, log=log)
+    save_blocks(rows, band_rows, BLOCKS_HELD_OUT_PATH, hash=digest, drawn=drawn)
+    outcome, ratios = judge(rows, band_rows)
+    entry = ledger.append(
+        "text_claims", digest, drawn, outcome, exclude=skip, path=path, ratios=ratios,
+        note=f"python -m posenc_helpers.lab.text_rows --held-out: every scheme's row of {len(seeds)} seeds, trained "
+             f"after the claims' commit by row code {row_stamp()} and band code {band_stamp()} (the sweep's too); rows "
+             f"in posenc_helpers/lab/{BLOCKS_HELD_OUT_PATH.name}. Each claim holds on k of n seeds; each share is one "
+             "statement over the sweep's seeds with these added: [1, 1] or [0, 1]")
+    log(ledger.status("text_claims", digest, path=path))
+    return entry
+
+
 def main(argv=None) -> None:
-    """``python -m posenc_helpers.lab.text_rows [WORKERS]``: :func:`sweep` on the text sweep's seeds."""
+    """``python -m posenc_helpers.lab.text_rows [--bands | --held-out] [WORKERS]``: :func:`sweep` (with ``--bands``,
+    :func:`band_sweep`) on the text sweep's seeds; with ``--held-out``, :func:`ledger_check`."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    with_bands, held_out = "--bands" in argv, "--held-out" in argv
+    argv = [a for a in argv if a not in ("--bands", "--held-out")]
     if len(argv) > 1 or (argv and not argv[0].isdigit()) or (argv and int(argv[0]) < 1):
-        raise SystemExit(f"usage: python -m posenc_helpers.lab.text_rows [WORKERS], WORKERS a number of at least 1; got {argv}")
+        raise SystemExit("usage: python -m posenc_helpers.lab.text_rows [--bands | --held-out] [WORKERS], WORKERS a number of at "
+                         f"least 1; got {argv}")
     workers = int(argv[0]) if argv else 1
+    log = lambda line: print(line, flush=True)  # noqa: E731
+    if held_out:
+        ledger_check(workers=workers, log=log)
+        return
+    if with_bands:
+        print(f"band stamp {band_stamp()}", flush=True)
+        print(f"{len(band_sweep(workers=workers, log=log))} band rows")
+        return
     print(f"row stamp {row_stamp()}", flush=True)
-    out = sweep(workers=workers, log=lambda line: print(line, flush=True))
+    out = sweep(workers=workers, log=log)
     print(f"{len(out)} rows")
 
 

@@ -165,7 +165,7 @@ def test_the_check_runs_on_the_seeds_of_claims_hash_and_appends_k_of_n(stand_in)
     # the log: the seeds, progress by job, the ledger's status; never a number of a row
     assert str(stand_in.seeds) in lines[0] and lines[-1] == ledger.status("claims", stand_in.digest, stand_in.ledger)
     assert "held on 4 of 5" in lines[-1]
-    assert lines[-1].endswith("; 1 of those held on a seed by less than 4 SE: "
+    assert lines[-1].endswith("; 1 of the claims held on some seed by less than 4 SE: "
                               "'planted: ALiBi on prev is at least 0.6 at L, weighed'")
     _no_number_of_a_row(lines)
 

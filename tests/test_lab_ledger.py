@@ -58,7 +58,7 @@ def test_a_check_records_each_claims_se_ratio_and_its_status_counts_the_thin_one
     assert ledger.status("claims", H1, path) == (
         f"claims: checked on 2026-12-06 on seeds {seeds}: 3 of 4 claims held on every seed checked; failed: 'failed' "
         "held on 1 of 2")
-    assert ledger.status("claims", H2, path).endswith("; 1 of those held on a seed by less than 4 SE: 'thin'")
+    assert ledger.status("claims", H2, path).endswith("; 1 of the claims held on some seed by less than 4 SE: 'thin'")
     # the report: the status, then each claim's k/n, its ratio and the limit on its failure rate (5/5: 45.07 %, and
     # 1 of 2: 97.47 %, by the Clopper–Pearson formulas written out here); a [k, 1] statement (a spread) gets none
     assert ledger.report("claims", H1, path).splitlines()[1:] == [
@@ -72,6 +72,10 @@ def test_a_check_records_each_claims_se_ratio_and_its_status_counts_the_thin_one
     _check("length_claims", H1, 3, {"c": (3, 3), "a spread": (1, 1)}, path, ratios={"c": 5.0})
     assert ledger.report("length_claims", H1, path).splitlines()[2:] == [
         "  3/3      5.0      < 63.2 %  c", "  1/1        —" + " " * 16 + "a spread"]
+    # a [k, 1] statement is counted apart from the claims
+    assert ledger.status("length_claims", H1, path).endswith(
+        ": 1 of 1 claims held on every seed checked, and 1 of 1 spreads and shares over the pooled seeds (the sweep "
+        "and these)")
     assert ledger.report("claims", "c" * 64, path) == ledger.status("claims", "c" * 64, path)
     # an entry without ratios (the checks recorded before them) still reads
     _check("text_claims", H1, 1, {"c": (1, 1)}, path)

@@ -230,12 +230,18 @@ def status(module, digest, path=PATH) -> str:
     if here:
         e = here[0]
         failed = {name: kn for name, kn in e["claims"].items() if kn[0] < kn[1]}
-        line = (f"{module}: checked on {e['date']} on seeds {e['seeds']}: {len(e['claims']) - len(failed)} of "
-                f"{len(e['claims'])} claims held on every seed checked")
+        # a claim is checked on every seed of the entry; a spread or a share is one statement over the pooled seeds
+        pooled = [name for name, (k, n) in e["claims"].items() if n == 1 < len(e["seeds"])]
+        claims = [name for name in e["claims"] if name not in pooled]
+        line = (f"{module}: checked on {e['date']} on seeds {e['seeds']}: "
+                f"{sum(name not in failed for name in claims)} of {len(claims)} claims held on every seed checked")
+        if pooled:
+            line += (f", and {sum(name not in failed for name in pooled)} of {len(pooled)} spreads and shares over "
+                     "the pooled seeds (the sweep and these)")
         line += "".join(f"; failed: {name!r} held on {k} of {n}" for name, (k, n) in failed.items())
         thin = [name for name, r in e.get("ratios", {}).items() if r is not None and 0 <= r < ROOM and name not in failed]
         if thin:
-            line += (f"; {len(thin)} of those held on a seed by less than {ROOM} SE: "
+            line += (f"; {len(thin)} of the claims held on some seed by less than {ROOM} SE: "
                      + ", ".join(repr(name) for name in thin))
         return line
     if mine:

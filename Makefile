@@ -24,7 +24,7 @@ LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 PORT_FLAG := $(if $(PORT),--ServerApp.port=$(PORT),)
 
 .PHONY: install install-lessons install-lab install-book lessons lab test test-fast test-all lint lock lock-check binder book \
-        notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text lab-text-rows lab-text-context lab-inference lab-serving lab-length lab-heldout present citation \
+        notebooks nav figures bench bench-browser lab-results lab-results-extra lab-text lab-text-rows lab-text-heldout lab-text-context lab-inference lab-serving lab-length lab-heldout present citation \
         hf-reference test-hf clean
 
 $(PY):
@@ -228,10 +228,20 @@ lab-text: $(VENV)/.installed
 
 # The text lab's rows kept block by block (issue 43; posenc_helpers.lab.text_rows): every bits-per-character
 # curve over 96 blocks of 1,024 validation characters, RoPE fine-tuned with s = 4, 8 and 16 and every RoPE
-# curve past the fine-tune length, and each model's context table, for all 8 text seeds. Rows are kept in
-# runs/partials/text-<stamp>.jsonl as they finish; a stopped run resumes there. No stored file is written yet.
+# curve past the fine-tune length, and each model's context table, for all 8 text seeds; then the loss by position
+# in bands (--bands); then posenc_helpers/lab/text_blocks.json, what notebook 15's claims read (--save). Rows are
+# kept in runs/partials/text-<stamp>.jsonl and text-bands-<stamp>.jsonl as they finish; a stopped run resumes there.
 lab-text-rows: $(VENV)/.installed
 	$(PY) -m posenc_helpers.lab.text_rows
+	$(PY) -m posenc_helpers.lab.text_rows --bands
+	$(PY) -m posenc_helpers.lab.text_rows --save
+
+# The text claims' held-out check (issue 43): 3 seeds drawn from the hash of the committed
+# posenc_helpers/lab/text_claims.py, every scheme's row trained (kept in runs/partials/text-heldout-<stamp>.jsonl,
+# so a stopped run resumes), written to text_blocks_heldout.json, and the outcome appended to the ledger. It prints
+# the seeds and which rows are done, never their numbers. Hours of CPU: every scheme's model trains, RoPE's ten fine-tunes too.
+lab-text-heldout: $(VENV)/.installed
+	$(PY) -m posenc_helpers.lab.text_rows --held-out 2
 
 # Regenerate posenc_helpers/lab/text_context.json (notebook 15: does a model use context past L, and
 # sliding windows) for the text sweep's first three seeds (lab.text_context.SEEDS), then

@@ -87,7 +87,30 @@ def test_block_views_give_each_seed_its_curves_as_bits():
     assert math.isnan(v["bits"]["learned"][1])
     assert float(v["bits"]["rope"][0]) == pytest.approx(np.mean(rows[2]["blocks"][0]))
     assert set(v["scaled"]) == {"pi"} and set(v["finetuned"]) == {"plain"} and set(v["past"]) == {"rope"}
-    assert v["unigram"] > 4  # bits per character of the text's unigram model
+    # each number is kept over units of 4 blocks: 24 units, each the mean of its 4 blocks
+    x = v["bits"]["rope"][0]
+    assert x.blocks.shape == (24,) and TC.UNIT == 4
+    assert x.blocks[5] == pytest.approx(np.mean(rows[2]["blocks"][0][20:24]))
+    # a difference of two numbers is weighed over the 24 units: the SE of the units' differences
+    d = v["bits"]["rope"][1] - v["bits"]["rope"][0]
+    units = [np.mean(rows[2]["blocks"][1][4 * k : 4 * k + 4]) - np.mean(rows[2]["blocks"][0][4 * k : 4 * k + 4])
+             for k in range(24)]
+    assert d.paired and d.se() == pytest.approx(_se(np.array(units)))
+    # the unigram baseline is a number on the same text, unit by unit
+    assert isinstance(v["unigram"], C.Bits) and v["unigram"].blocks.shape == (24,) and float(v["unigram"]) > 4
+    assert (v["bits"]["rope"][0] - v["unigram"]).paired
+
+
+def test_the_unigram_baseline_block_by_block_is_its_frequencies_on_those_characters():
+    from posenc_helpers.lab import text as T
+
+    train_ids, val_ids = T.split()
+    freq = {c: n / train_ids.size for c, n in zip(*np.unique(train_ids, return_counts=True), strict=True)}
+    blocks = TC.unigram_blocks()
+    for b in (0, 41, 95):  # block b holds the targets val[b·1024 + 1 … (b + 1)·1024]
+        want = np.mean([-math.log2(freq[c]) for c in val_ids[b * 1024 + 1 : (b + 1) * 1024 + 1]])
+        assert blocks[b] == pytest.approx(want, rel=1e-12)
+    assert blocks.shape == (96,) and abs(blocks.mean() - T.unigram_bits()) < 0.01
 
 
 def test_context_block_views_weigh_a_gain_over_its_windows():

@@ -297,3 +297,15 @@ def test_the_held_out_seeds_come_from_the_claims_hash_and_skip_every_seed_seen(t
     assert skip == sorted(set(T.SEEDS) | {9072, 1569, 1865, 2984}) and T.HELD_OUT_SEED in skip
     assert drawn == seeds == list(stats.held_out_seeds(digest, 3, exclude=skip))
     assert len(drawn) == R.HELD_OUT_SEEDS == 3 and not set(drawn) & set(skip)
+
+
+def test_main_save_writes_the_kept_rows_and_band_rows(monkeypatch, capsys):
+    a, b = _stamped(0, "none")
+    monkeypatch.setattr(R, "sweep", lambda **kw: {(0, "none"): a})
+    monkeypatch.setattr(R, "band_sweep", lambda **kw: {(0, "none"): b})
+    saved = []
+    monkeypatch.setattr(R, "save_blocks", lambda rows, bands, *args, **kw: saved.append((rows, bands)))
+    R.main(["--save"])
+    assert saved == [([a], [b])] and "1 rows and 1 band rows" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="usage: .*--bands \\| --save \\| --held-out"):
+        R.main(["x"])

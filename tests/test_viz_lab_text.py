@@ -75,6 +75,17 @@ def test_finetune_figure_draws_the_median_of_each_fine_tuned_method():
     left = {line.get_label() for line in fig.axes[0].get_lines()}
     assert {"RoPE", "ALiBi", "RoPE + PI, no fine-tuning"} <= left and "RoPE, fine-tuned" not in left
     assert "100 steps" in fig.axes[1].get_title() and "256" in fig.axes[1].get_title()
+    assert len(fig.axes) == 2  # no fine-tunes for a longer target given: two panels
+
+
+def test_finetune_figure_draws_the_fine_tunes_with_s_for_16L_on_a_third_panel():
+    targets = {m: np.stack([np.full(4, 2.5 + k / 10), np.full(4, 2.7 + k / 10)]) for k, m in enumerate(("pi", "ntk", "yarn"))}
+    fig = vt.make_finetune_figure(fake_results(), targets)
+    third = {line.get_label(): line.get_ydata() for line in fig.axes[2].get_lines()}
+    for k, m in enumerate(("pi", "ntk", "yarn")):
+        np.testing.assert_allclose(third[vt.FINETUNE_STYLE[m][0]], 2.6 + k / 10)
+    np.testing.assert_allclose(third["ALiBi"], [2.1, 3.1, 4.1, 5.1])
+    assert "s = 16" in fig.axes[2].get_title() and fig.axes[2].get_ylabel() == ""
 
 
 def fake_context():

@@ -284,8 +284,9 @@ def rope_omega(run, method, factor) -> tuple[np.ndarray, float]:
 
     ``None``: the trained frequencies. ``"pi"``: ω_k/s. ``"ntk"``: NTK-aware
     base. ``"yarn"``: YaRN's ramp with (α, β) = :data:`YARN_BETA` turns within
-    L = train_len (the ramp counts turns within L, so LLaMA's β = 32 at L = 4,096
-    would leave no pair of this model unscaled), and its temperature
+    L = train_len (the ramp counts turns within L, so with this continuous ramp LLaMA's
+    β = 32 at L = 4,096 would leave no pair of this model unscaled; the authors' code
+    rounds the ramp's ends to whole pairs, which would keep pair 0 unscaled), and its temperature
     (0.1·ln s + 1)² on the logits. ``"abf"``: the raised base :data:`ABF_BASE`
     whatever the factor (for a run fine-tuned with it).
     """

@@ -22,7 +22,7 @@ A RoPE row also holds the fine-tunes with s set for a target longer than the fin
 sweep's s = 4 (:data:`.text.FINETUNE_LEN`: the fine-tune's own length, 4L), PI, NTK and YaRN are fine-tuned at 4L
 with s = 8 and s = 16 (:func:`.text.finetune` with ``factor``). Notebook 12 sets s = 8 for a fine-tune at 4L read at
 8L; the YaRN paper (Peng et al. 2023) reports its s = 32 model, fine-tuned on 64k-token sequences, extrapolating to
-128k, twice its fine-tune length. s = 16 at 4L reads four times past the fine-tune, further than either. Every
+128k, twice its fine-tune length; s = 16 at 4L is read four times past the fine-tune. Every
 curve of a RoPE row (as trained, rescaled at test time, fine-tuned) is also kept past the fine-tune's length
 (``past``): the positions 4L … T − 1 of each window of T = 8L and 16L only, so a claim about reading past the
 fine-tune compares like with like, without the positions the fine-tune trained on.
@@ -35,8 +35,13 @@ characters), so the context claims can be read on every sweep seed, not the firs
 in the lab's pool, each in a fresh worker, and keeps each finished row in ``runs/partials/text-<stamp>.jsonl``
 (:func:`row_stamp`); a stopped run resumes there. Each row records the stamp of the code that computed it (a worker
 imports the code from disk, so code edited during a run would show), and the sweep fails at its end naming any row of
-another stamp (the row stays in the file). No stored
-file is written yet; held-out seeds come later, from the hash of the restated claims (:mod:`.ledger`).
+another stamp (the row stays in the file). A worker's stamp is computed from the source as it stands on disk when
+the row ends, so do not edit this module, :mod:`.text` or :mod:`.text_context` while rows are computed: an edit that
+only moves lines changes the stamp (five rows were refused that way and computed again).
+
+``--bands`` computes the loss by position in bands (:func:`band_sweep`), ``--save`` writes both to
+:data:`BLOCKS_PATH` (``text_blocks.json``, what notebook 15's claims read), and ``--held-out`` runs the claims'
+check on held-out seeds drawn from text_claims.py's hash (:func:`ledger_check`).
 """
 
 from __future__ import annotations
@@ -53,8 +58,12 @@ import numpy as np
 from . import text as T
 from . import text_context as C
 
-__all__ = ["BLOCK", "N_BLOCKS", "FINETUNES", "PAST_FACTORS", "BANDS", "BAND_FACTOR", "block_bits", "row", "row_stamp", "jobs",
-           "sweep", "band_bits", "bands", "band_row", "band_stamp", "band_sweep", "main"]
+__all__ = [
+    "BLOCK", "N_BLOCKS", "FINETUNES", "PAST_FACTORS", "BANDS", "BAND_FACTOR", "BLOCKS_PATH", "BLOCKS_HELD_OUT_PATH",
+    "HELD_OUT_SEEDS", "FORMER_HELD_OUT", "block_bits", "row", "row_stamp", "jobs", "sweep", "band_bits", "bands",
+    "band_row", "band_stamp", "band_sweep", "context_table", "save_blocks", "load_blocks", "held_out_row",
+    "held_out_rows", "ledger_seeds", "judge", "ledger_check", "main",
+]
 
 #: The characters in a block: 16L, the longest window the sweep reads, so a block holds whole windows at every T.
 BLOCK = 1024
@@ -416,11 +425,10 @@ def _committed_hash() -> str | None:
     return "" if shown.returncode != 0 else hashlib.sha256(code_text(shown.stdout).encode()).hexdigest()
 
 
-def judge(rows, band_rows, sweep_rows=None, sweep_bands=None) -> tuple[dict, dict]:
+def judge(rows, band_rows) -> tuple[dict, dict]:
     """Every claim of :func:`.text_claims.groups` on the seeds of ``rows``: ``({claim: [k, n]}, {claim: ratio})``,
-    the ratio being the claim's margin on its closest seed in SEs (:func:`.claims.margins`); each share over the
-    sweep's seeds (``sweep_rows``, ``sweep_bands``, default the stored file) with these added, ``[1, 1]`` or
-    ``[0, 1]``."""
+    the ratio being the claim's margin on its closest seed in SEs (:func:`.claims.margins`). (The text claims hold no
+    share or spread, which would be judged over the pooled seeds.)"""
     from . import claims as C
     from . import text_claims as TC
 
@@ -431,12 +439,6 @@ def judge(rows, band_rows, sweep_rows=None, sweep_bands=None) -> tuple[dict, dic
         for text, m in table.items():
             outcome[text] = [int(m["k"]), int(m["n"])]
             ratios[text] = None if m["ratio"] is None else float(np.clip(m["ratio"], -999, 999))
-    if TC.SHARES_15:
-        if sweep_rows is None:
-            sweep_rows, sweep_bands = load_blocks()
-        pooled = TC.block_views([*sweep_rows, *rows], [*sweep_bands, *band_rows])
-        for text, holds in C.check_over(TC.SHARES_15, pooled).items():
-            outcome[text] = [int(bool(holds)), 1]
     return outcome, ratios
 
 
@@ -470,33 +472,71 @@ def ledger_check(*, workers=1, log=print, ledger_path=None) -> dict:
     if done:
         raise ValueError(f"text_claims.py at {digest[:12]}… was checked on {done[0]['date']} on seeds "
                          f"{done[0]['seeds']}: its held-out seeds have been seen; change the claims instead")
+    from . import stats, text_claims  # noqa: F401 - the claims judged are the ones imported now, at this hash
+
     log(f"text_claims.py at {digest[:12]}…: held-out seeds {seeds} (drawn {drawn} from its hash)")
     rows, band_rows = held_out_rows(seeds, workers=workers, log=log)
+    if stats.source_hash(CLAIMS_SOURCE) != digest:
+        raise ValueError("text_claims.py changed while its held-out rows were trained: the rows are kept; commit the "
+                         "claims the seeds were drawn for back, or change them and run the check of the new hash")
     save_blocks(rows, band_rows, BLOCKS_HELD_OUT_PATH, hash=digest, drawn=drawn)
     outcome, ratios = judge(rows, band_rows)
     entry = ledger.append(
         "text_claims", digest, drawn, outcome, exclude=skip, path=path, ratios=ratios,
         note=f"python -m posenc_helpers.lab.text_rows --held-out: every scheme's row of {len(seeds)} seeds, trained "
              f"after the claims' commit by row code {row_stamp()} and band code {band_stamp()} (the sweep's too); rows "
-             f"in posenc_helpers/lab/{BLOCKS_HELD_OUT_PATH.name}. Each claim holds on k of n seeds; each share is one "
-             "statement over the sweep's seeds with these added: [1, 1] or [0, 1]")
+             f"in posenc_helpers/lab/{BLOCKS_HELD_OUT_PATH.name}. Each claim holds on k of n seeds")
     log(ledger.status("text_claims", digest, path=path))
     return entry
 
 
+def context_table(rows) -> dict:
+    """The context tables of every seed the rows hold, as :func:`.text_context.load` gives its file's: ``seeds``,
+    ``schemes``, ``lengths``, ``strides``, ``n_windows``, ``n_chars``, ``defaults`` (the text lab's), and by scheme
+    arrays (seeds, blocks of L) of ``whole``, ``last_L``, ``gain``, ``gain_se``, and (seeds, lengths) of ``sliding``
+    and ``nonoverlapping`` (each the mean of its blocks: the text's first :data:`.text_context.N_CHARS` characters),
+    NaN where the scheme cannot run. The rows keep every seed's table (:func:`row`), so notebook 15 reads all of them,
+    not the file's first three."""
+    by_seed: dict[int, dict] = {}
+    for r in rows:
+        by_seed.setdefault(int(r["seed"]), {})[r["scheme"]] = r
+    seeds = sorted(by_seed)
+    schemes = [s for s in T.TEXT_SCHEMES if all(s in by_seed[seed] for seed in seeds)]
+    if not seeds or not schemes:
+        raise ValueError("rows: no scheme has a row for every seed the rows hold")
+    lengths = [int(n) for n in by_seed[seeds[0]][schemes[0]]["lengths"]]
+    L = lengths[0]
+    # the models were trained with the text lab's defaults (text.py is in the rows' stamp), at the rows' L
+    out = {"seeds": seeds, "schemes": schemes, "lengths": lengths, "strides": C.strides(L),
+           "n_windows": C.N_WINDOWS, "n_chars": C.N_CHARS, "defaults": {**T.DEFAULTS, "train_len": L}}
+    nan = lambda xs: np.array([np.nan if x is None else x for x in xs], dtype=float)  # noqa: E731
+    for name in ("whole", "last_L", "gain", "gain_se"):
+        out[name] = {s: np.stack([nan(by_seed[seed][s]["context"][name]) for seed in seeds]) for s in schemes}
+    for name, key in (("sliding", "sliding_blocks"), ("nonoverlapping", "nonoverlapping_blocks")):
+        out[name] = {s: np.stack([[np.mean(nan(b)) for b in by_seed[seed][s]["context"][key]] for seed in seeds])
+                     for s in schemes}
+    return out
+
+
 def main(argv=None) -> None:
-    """``python -m posenc_helpers.lab.text_rows [--bands | --held-out] [WORKERS]``: :func:`sweep` (with ``--bands``,
-    :func:`band_sweep`) on the text sweep's seeds; with ``--held-out``, :func:`ledger_check`."""
+    """``python -m posenc_helpers.lab.text_rows [--bands | --save | --held-out] [WORKERS]``: :func:`sweep` (with
+    ``--bands``, :func:`band_sweep`) on the text sweep's seeds; with ``--save``, both (resumed from their kept rows)
+    written by :func:`save_blocks`; with ``--held-out``, :func:`ledger_check`."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    with_bands, held_out = "--bands" in argv, "--held-out" in argv
-    argv = [a for a in argv if a not in ("--bands", "--held-out")]
+    with_bands, held_out, save = "--bands" in argv, "--held-out" in argv, "--save" in argv
+    argv = [a for a in argv if a not in ("--bands", "--held-out", "--save")]
     if len(argv) > 1 or (argv and not argv[0].isdigit()) or (argv and int(argv[0]) < 1):
-        raise SystemExit("usage: python -m posenc_helpers.lab.text_rows [--bands | --held-out] [WORKERS], WORKERS a number of at "
-                         f"least 1; got {argv}")
+        raise SystemExit("usage: python -m posenc_helpers.lab.text_rows [--bands | --save | --held-out] [WORKERS], "
+                         f"WORKERS a number of at least 1; got {argv}")
     workers = int(argv[0]) if argv else 1
     log = lambda line: print(line, flush=True)  # noqa: E731
     if held_out:
         ledger_check(workers=workers, log=log)
+        return
+    if save:
+        rows, band_rows = sweep(workers=workers, log=log), band_sweep(workers=workers, log=log)
+        save_blocks(list(rows.values()), list(band_rows.values()))
+        print(f"wrote {BLOCKS_PATH}: {len(rows)} rows and {len(band_rows)} band rows")
         return
     if with_bands:
         print(f"band stamp {band_stamp()}", flush=True)

@@ -181,20 +181,32 @@ def make_position_figure(res=None):
     return fig
 
 
+def _targets():
+    # PI, NTK and YaRN fine-tuned at 4L with s = 16 (for 16L), from the rows kept block by block: (seeds, lengths)
+    from ..lab.text_rows import load_blocks
+
+    rope = sorted((r for r in load_blocks()[0] if r["scheme"] == "rope"), key=lambda r: r["seed"])
+    return {m: np.array([r["finetuned"][f"{m}_s16"]["bits"] for r in rope], dtype=float) for m in ("pi", "ntk", "yarn")}
+
+
 @styled
-def make_finetune_figure(res=None):
+def make_finetune_figure(res=None, targets=None):
     """The figure ``figures/15-rope-finetune.png``: RoPE rescaled at test time only, and after the brief fine-tune.
 
-    Left: plain RoPE and PI, NTK, YaRN at s = T/L with no training. Right: each
+    Left: plain RoPE and PI, NTK, YaRN at s = T/L with no training. Middle: each
     after ``res["finetune"]["steps"]`` steps at ``res["finetune"]["length"]``
     characters (s = that length / L), read with that rescaling at every T.
-    ALiBi (median of seeds) is drawn on both as the reference. Taught in
-    notebooks/15-lab-on-real-text.ipynb.
+    Right, if ``targets`` is given (``{method: (seeds, lengths)}``; with ``res``
+    None both are read from the stored files): PI, NTK and YaRN fine-tuned the
+    same way with s = 16, set for 16L. ALiBi (median of seeds) is drawn on every
+    panel as the reference. Taught in notebooks/15-lab-on-real-text.ipynb.
     """
-    res = _load() if res is None else res
+    if res is None:
+        res, targets = _load(), (_targets() if targets is None else targets)
     L = res["defaults"]["train_len"]
     lengths = res["lengths"]
-    fig, axes = new_figure(1, 2, figsize=(12.0, 4.6), sharey=True)
+    panels = 2 if targets is None else 3
+    fig, axes = new_figure(1, panels, figsize=(6.0 * panels, 4.6), sharey=True)
     rope, alibi = summarise(res["bits"]["rope"]), summarise(res["bits"]["alibi"])
     scaled = {m: summarise(b) for m, b in res["scaled"].items()}
     plot_bits_vs_length(
@@ -214,8 +226,18 @@ def make_finetune_figure(res=None):
     )
     n, T = res["finetune"]["steps"], res["finetune"]["length"]
     axes[1].axvline(T, color="0.3", linewidth=1, linestyle=(0, (4, 2)))
-    axes[1].set_title(f"after {n} steps of fine-tuning at T = {T} (dashed)")
+    axes[1].set_title(f"after {n} steps at T = {T} (dashed), s = {T // L}")
     axes[1].set_ylabel("")
+    if targets is not None:
+        wide = {m: summarise(b) for m, b in targets.items()}
+        plot_bits_vs_length(axes[2], lengths, {"alibi": alibi[0]}, L, unigram=res["unigram_bits"])
+        plot_bits_vs_length(
+            axes[2], lengths, {m: v[0] for m, v in wide.items()}, L, spread={m: v[1:] for m, v in wide.items()},
+            styles=FINETUNE_STYLE,
+        )
+        axes[2].axvline(T, color="0.3", linewidth=1, linestyle=(0, (4, 2)))
+        axes[2].set_title(f"the same steps at T = {T}, s = 16 (set for 16L)")
+        axes[2].set_ylabel("")
     for ax in axes:
         ax.legend(loc="upper left", fontsize=11)
     fig.suptitle(f"RoPE trained at L = {L}, read longer (median of {len(res['seeds'])} seeds, band: range)")
@@ -284,9 +306,10 @@ def plot_sliding(ax, lengths, sliding, nonoverlapping, train_len, *, title="") -
 
 
 def _load_context():
-    from ..lab.text_context import load
+    # every sweep seed's context table, from the rows kept block by block (text_context.json holds the first three)
+    from ..lab.text_rows import context_table, load_blocks
 
-    return load()
+    return context_table(load_blocks()[0])
 
 
 #: The schemes whose gain stays within a bit of zero: drawn again on their own scale.
